@@ -1,0 +1,77 @@
+"""UCI Adult (Census Income) from the project's ``datasets/adult/`` folder.
+
+The predefined split is kept (32,561 training rows, 16,281 test rows, in ``rows["split"]``),
+groups are the ``sex`` column (``rows["groups"]``, privileged group ``Male``), the label is
+1 for ``>50K``. Categorical columns are one-hot encoded (a missing ``?`` becomes all zeros);
+numeric columns are left as they are (use the dataset's ``preprocess: standardize``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from safeclf.datasets import checked, project_data_dir
+from safeclf.errors import DataError
+from safeclf.plugin import DatasetPlugin
+
+COLUMNS = [
+    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
+    "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
+    "hours-per-week", "native-country", "income",
+]
+NUMERIC = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
+
+
+@lru_cache(maxsize=2)
+def _frames(folder: str):
+    import pandas as pd
+
+    def read(name, skip):
+        path = f"{folder}/{name}"
+        try:
+            return pd.read_csv(path, header=None, names=COLUMNS, skiprows=skip,
+                               skipinitialspace=True, na_values="?", compression="gzip")
+        except FileNotFoundError:
+            raise DataError(f"adult: data file '{path}' does not exist") from None
+
+    train, test = read("adult.data.gz", 0), read("adult.test.gz", 1)
+    test["income"] = test["income"].str.rstrip(".")
+    return train, test
+
+
+def load_adult(
+    sensitive_as_feature: bool = True,
+    sparse: bool = False,
+    drop: list[str] | None = None,
+    folder: str | None = None,
+):
+    """Adult with its predefined split; ``sensitive_as_feature`` keeps ``sex`` among the
+    features, ``sparse`` returns a CSR matrix, ``drop`` removes columns before encoding."""
+    import pandas as pd
+
+    base = folder or str(project_data_dir() / "adult")
+    train, test = _frames(base)
+    frame = pd.concat([train, test], ignore_index=True)
+    groups = frame["sex"].to_numpy()
+    y = (frame["income"] == ">50K").astype(int).to_numpy()
+    features = frame.drop(columns=["income", *(drop or [])])
+    if not sensitive_as_feature:
+        features = features.drop(columns=["sex"])
+    categorical = [c for c in features.columns if c not in NUMERIC]
+    encoded = pd.get_dummies(features, columns=categorical, dtype=float)
+    X = encoded.to_numpy(dtype=float)
+    if sparse:
+        import scipy.sparse as sp
+
+        X = sp.csr_matrix(X)
+    split = np.array(["train"] * len(train) + ["test"] * len(test))
+    return checked(
+        "adult", X, y, rows={"groups": groups, "split": split},
+        info={"feature_names": list(encoded.columns), "privileged_group": "Male"},
+    )
+
+
+adult = DatasetPlugin("adult", load_adult, "UCI Adult census income, predefined split, groups by sex",
+                      provides=("groups", "split"))

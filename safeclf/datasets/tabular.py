@@ -1,0 +1,52 @@
+"""``csv``: any comma-separated file with a target column and optional group column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+from safeclf.datasets import checked
+from safeclf.errors import DataError
+from safeclf.plugin import DatasetPlugin
+
+
+def load_csv(
+    path: str,
+    target: str,
+    group: str | None = None,
+    features: list[str] | None = None,
+    one_hot: bool = True,
+):
+    """Read ``path``; ``target`` is the label column, ``group`` (optional) a column of group
+    labels kept in ``rows["groups"]`` (not used as a feature), ``features`` the feature
+    columns (default: all others). Non-numeric feature columns are one-hot encoded when
+    ``one_hot`` is true; empty cells are an error, not silently imputed."""
+    import pandas as pd
+
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"csv: data file '{path}' does not exist")
+    try:
+        frame = pd.read_csv(p)
+    except Exception as exc:  # pandas raises many parser error types
+        raise DataError(f"csv: cannot read '{path}': {str(exc).splitlines()[0]}") from None
+    for col in [target, group, *(features or [])]:
+        if col is not None and col not in frame.columns:
+            raise DataError(f"csv: column '{col}' is not in '{path}' (columns: {list(frame.columns)})")
+    y = frame[target].to_numpy()
+    if frame[target].isna().any():
+        raise DataError(f"csv: target column '{target}' has empty cells in '{path}'")
+    cols = features or [c for c in frame.columns if c not in (target, group)]
+    Xf = frame[cols]
+    if one_hot:
+        Xf = pd.get_dummies(Xf, dtype=float)
+    try:
+        X = Xf.to_numpy(dtype=float)
+    except ValueError:
+        raise DataError(f"csv: non-numeric feature columns in '{path}' (set one_hot: true)") from None
+    rows = {"groups": frame[group].to_numpy()} if group else {}
+    return checked(f"csv:{p.name}", X, y, rows=rows, info={"feature_names": list(Xf.columns)})
+
+
+csv = DatasetPlugin("csv", load_csv, "a CSV file: target column, optional group column",
+                    provides=("groups",))

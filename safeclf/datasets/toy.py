@@ -1,0 +1,49 @@
+"""scikit-learn's bundled data sets: iris, wine, breast cancer, digits."""
+
+from __future__ import annotations
+
+from safeclf.datasets import checked
+from safeclf.plugin import DatasetPlugin
+
+
+def _bunch(loader, name: str, features: list[int] | None):
+    b = loader()
+    X = b.data if features is None else b.data[:, features]
+    names = list(b.feature_names) if features is None else [b.feature_names[i] for i in features]
+    return checked(name, X.astype(float), b.target, info={"feature_names": names})
+
+
+def load_iris(features: list[int] | None = None):
+    """Iris (150 × 4, 3 classes); ``features`` picks columns (``[0, 1]`` is "Iris 2f")."""
+    from sklearn.datasets import load_iris as f
+
+    return _bunch(f, "iris", features)
+
+
+def load_wine(features: list[int] | None = None):
+    """Wine (178 × 13, 3 classes)."""
+    from sklearn.datasets import load_wine as f
+
+    return _bunch(f, "wine", features)
+
+
+def load_breast_cancer(features: list[int] | None = None):
+    """Breast cancer Wisconsin diagnostic (569 × 30, 2 classes)."""
+    from sklearn.datasets import load_breast_cancer as f
+
+    return _bunch(f, "breast_cancer", features)
+
+
+def load_digits(features: list[int] | None = None):
+    """Digits (1797 × 64, 10 classes)."""
+    from sklearn.datasets import load_digits as f
+
+    return _bunch(f, "digits", features)
+
+
+iris = DatasetPlugin("iris", load_iris, "scikit-learn iris, 150 × 4, 3 classes")
+wine = DatasetPlugin("wine", load_wine, "scikit-learn wine, 178 × 13, 3 classes")
+breast_cancer = DatasetPlugin(
+    "breast_cancer", load_breast_cancer, "scikit-learn breast cancer, 569 × 30, 2 classes"
+)
+digits = DatasetPlugin("digits", load_digits, "scikit-learn digits, 1797 × 64, 10 classes")

@@ -1,0 +1,1 @@
+"""Method plugins: one package per family, each exposing a MethodPlugin object."""

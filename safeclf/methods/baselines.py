@@ -1,0 +1,77 @@
+"""Baseline plugins: ``svm`` (LinearSVC, or SVC for a non-linear kernel) and ``logreg``."""
+
+from __future__ import annotations
+
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model import LogisticRegression
+from sklearn.svm import SVC, LinearSVC
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+from numbers import Integral, Real
+
+from safeclf.plugin import MethodPlugin
+
+
+class SVMClassifier(ClassifierMixin, BaseEstimator):
+    """Soft-margin SVM: ``LinearSVC`` for ``kernel="linear"``, ``SVC`` otherwise.
+
+    Parameters mirror scikit-learn's: ``C`` > 0, ``kernel`` in linear/rbf/poly/sigmoid,
+    ``gamma``, ``degree``, ``coef0``, ``class_weight``.
+    """
+
+    _parameter_constraints = {
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "kernel": [StrOptions({"linear", "rbf", "poly", "sigmoid"})],
+        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Real],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
+                 class_weight=None, max_iter=10000, random_state=None):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.class_weight = class_weight
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y, sample_weight=None):
+        self._validate_params()
+        if self.kernel == "linear":
+            model = LinearSVC(C=self.C, class_weight=self.class_weight, max_iter=self.max_iter,
+                              random_state=self.random_state)
+        else:
+            model = SVC(C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                        coef0=self.coef0, class_weight=self.class_weight,
+                        random_state=self.random_state)
+        self.model_ = model.fit(X, y, sample_weight=sample_weight)
+        self.classes_ = self.model_.classes_
+        self.n_features_in_ = self.model_.n_features_in_
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self)
+        return self.model_.decision_function(X)
+
+    def predict(self, X):
+        check_is_fitted(self)
+        return self.model_.predict(X)
+
+
+svm = MethodPlugin(
+    name="svm",
+    estimator=SVMClassifier,
+    summary="soft-margin SVM baseline (LinearSVC, or SVC with a kernel)",
+)
+
+logreg = MethodPlugin(
+    name="logreg",
+    estimator=LogisticRegression,
+    summary="logistic regression baseline (scikit-learn LogisticRegression)",
+)

@@ -1,0 +1,205 @@
+"""The plugin contract: what a method or a dataset declares so the runner can use it.
+
+A method plugin is a :class:`MethodPlugin` object exposed through the ``safeclf.methods`` entry
+point group; a dataset plugin is a :class:`DatasetPlugin` exposed through ``safeclf.datasets``.
+Adding a method is one package under ``safeclf/methods/`` plus one entry-point line.
+
+The runner never knows a method's mathematics: it builds the estimator from the spec's
+parameters (:meth:`MethodPlugin.build`), fits it on a :class:`~safeclf.data.Task`
+(:meth:`MethodPlugin.fit`, which passes what the plugin ``needs`` as ``fit`` keywords), computes
+the shared metrics from the estimator's predictions, and adds whatever the plugin reports
+(:meth:`MethodPlugin.report`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from safeclf.errors import DataError, SpecError, closest
+
+#: The special need for a calibration split; every other need names a ``rows`` entry of the
+#: dataset (``groups``, ``uncertainty``, ``baseline``, ``role``, ...) passed to ``fit`` under
+#: the same keyword.
+CALIBRATION = "calibration"
+
+
+@dataclass
+class Report:
+    """What a plugin adds to a job's result.
+
+    ``metrics`` are scalars with their full names (``margin``, ``test_robust_error``);
+    ``details`` is JSON-serialisable data kept in the job's result file for plots and audits
+    (an allocation path, final multipliers, the guarantee a calibrated model carries).
+    """
+
+    metrics: dict[str, float] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+#: A plot a plugin adds: ``fn(table, details, fig, **options)`` where ``table`` is the run's
+#: metrics table (one row per job, ``param.<name>`` columns), ``details`` maps job id to the
+#: job's details, and ``fig`` is a fresh matplotlib Figure to draw on.
+PlotFn = Callable[..., None]
+
+
+@dataclass(frozen=True)
+class MethodPlugin:
+    """A method: a scikit-learn estimator class plus what it needs from the task.
+
+    Parameters
+    ----------
+    name : str
+        The name used in specs (``methods[i].method``).
+    estimator : type
+        A scikit-learn compatible estimator class; spec parameters are its constructor
+        arguments. If it defines ``_parameter_constraints`` (as scikit-learn estimators do),
+        spec parameters are checked against them before anything runs.
+    summary : str
+        One line for ``safeclf methods``.
+    needs : tuple of str
+        ``"calibration"`` for a calibration split (passed as ``X_cal``, ``y_cal``), or names of
+        dataset ``rows`` entries passed to ``fit`` under the same keyword.
+    plots : mapping of str to PlotFn
+        Plot kinds this method adds to the spec's ``plots`` vocabulary.
+    """
+
+    name: str
+    estimator: type
+    summary: str = ""
+    needs: tuple[str, ...] = ()
+    plots: Mapping[str, PlotFn] = field(default_factory=dict)
+
+    # -- parameters -----------------------------------------------------------------------
+    def defaults(self) -> dict[str, Any]:
+        """Constructor parameters and their defaults, in signature order."""
+        sig = inspect.signature(self.estimator.__init__)
+        return {
+            k: (None if p.default is inspect.Parameter.empty else p.default)
+            for k, p in sig.parameters.items()
+            if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        }
+
+    def check_params(self, params: Mapping[str, Any], where: str) -> None:
+        """Raise :class:`SpecError` naming ``where`` if ``params`` are not acceptable."""
+        known = self.defaults()
+        for key in params:
+            if key not in known:
+                raise SpecError(
+                    f"{where}.{key} is not a parameter of method '{self.name}'"
+                    f"{closest(key, known)}"
+                )
+        try:
+            est = self.estimator(**params)
+        except (TypeError, ValueError) as exc:
+            raise SpecError(f"{where}: {exc}") from None
+        validate = getattr(est, "_validate_params", None)
+        if validate is None:
+            return
+        try:
+            validate()
+        except Exception as exc:  # sklearn's InvalidParameterError is a ValueError/TypeError
+            raise SpecError(_sklearn_param_message(str(exc), where)) from None
+
+    def build(self, params: Mapping[str, Any], random_state: int | None = None):
+        """A fresh estimator with ``params``; ``random_state`` is set when the estimator has
+        one and the spec did not fix it."""
+        params = dict(params)
+        if "random_state" in self.defaults() and "random_state" not in params:
+            params["random_state"] = random_state
+        return self.estimator(**params)
+
+    # -- fitting and reporting -------------------------------------------------------------
+    def fit_params(self, task) -> dict[str, Any]:
+        """The ``fit`` keywords for what this plugin needs, taken from ``task``."""
+        out: dict[str, Any] = {}
+        for need in self.needs:
+            if need == CALIBRATION:
+                if task.cal is None:
+                    raise DataError(
+                        f"method '{self.name}' needs a calibration set; give the dataset's "
+                        "split a 'calibration' fraction"
+                    )
+                out["X_cal"], out["y_cal"] = task.cal.X, task.cal.y
+            else:
+                if need not in task.train.rows:
+                    raise DataError(
+                        f"method '{self.name}' needs '{need}' but dataset '{task.dataset}' "
+                        f"provides {sorted(task.train.rows) or 'nothing beyond X and y'}"
+                    )
+                out[need] = task.train.rows[need]
+        return out
+
+    def fit(self, estimator, task):
+        """Fit ``estimator`` on ``task.train`` with the keywords this plugin needs."""
+        return estimator.fit(task.train.X, task.train.y, **self.fit_params(task))
+
+    def report(self, estimator, task) -> Report:
+        """Method-specific metrics and details; override in a subclass. The default asks the
+        estimator for ``safeclf_report(task)`` if it has one."""
+        hook = getattr(estimator, "safeclf_report", None)
+        return hook(task) if hook is not None else Report()
+
+
+_SKLEARN_MSG = re.compile(r"The '(?P<p>\w+)' parameter of \w+ must be (?P<rule>.*)\. Got (?P<got>.*) instead\.?")
+
+
+def _sklearn_param_message(message: str, where: str) -> str:
+    m = _SKLEARN_MSG.search(message)
+    if not m:
+        return f"{where}: {message}"
+    return f"{where}.{m['p']} must be {m['rule']}, got {m['got']}"
+
+
+@dataclass(frozen=True)
+class DatasetPlugin:
+    """A dataset loader: ``load(**params) -> Dataset``.
+
+    ``load`` must be a module-level function (so it pickles to worker processes) whose keyword
+    parameters are the spec's ``datasets[i].params``, with type annotations: they are checked
+    before anything runs.
+    """
+
+    name: str
+    load: Callable[..., Any]
+    summary: str = ""
+    provides: tuple[str, ...] = ()
+
+    def defaults(self) -> dict[str, Any]:
+        sig = inspect.signature(self.load)
+        return {
+            k: (None if p.default is inspect.Parameter.empty else p.default)
+            for k, p in sig.parameters.items()
+        }
+
+    def check_params(self, params: Mapping[str, Any], where: str) -> None:
+        import pydantic
+
+        sig = inspect.signature(self.load)
+        for key in params:
+            if key not in sig.parameters:
+                raise SpecError(
+                    f"{where}.{key} is not a parameter of dataset '{self.name}'"
+                    f"{closest(key, sig.parameters)}"
+                )
+        missing = [
+            k for k, p in sig.parameters.items()
+            if p.default is inspect.Parameter.empty and k not in params
+        ]
+        if missing:
+            raise SpecError(f"{where}.{missing[0]} is required by dataset '{self.name}'")
+        hints = typing.get_type_hints(self.load)
+        fields = {k: (hints.get(k, Any), ...) for k in params}
+        model = pydantic.create_model(f"{self.name}_params", **fields)
+        try:
+            model.model_validate(dict(params), strict=False)
+        except pydantic.ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"])
+            raise SpecError(
+                f"{where}.{loc} {err['msg'][0].lower()}{err['msg'][1:]}, got {err.get('input')!r}"
+            ) from None
