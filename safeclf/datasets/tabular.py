@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 from safeclf.datasets import checked
 from safeclf.errors import DataError
 from safeclf.plugin import DatasetPlugin

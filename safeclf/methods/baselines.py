@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import SVC, LinearSVC
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
-from numbers import Integral, Real
 
 from safeclf.plugin import MethodPlugin
 

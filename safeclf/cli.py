@@ -1,0 +1,206 @@
+"""The ``safeclf`` command: thin typer commands; parsing and printing only.
+
+Heavy libraries are imported inside the commands so ``safeclf --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from safeclf import __version__
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Run, check and compare experiments with classifiers that come with a promise.",
+    pretty_exceptions_enable=False,
+)
+
+
+class Backend(str, Enum):
+    loky = "loky"
+    dask = "dask"
+
+
+class Format(str, Enum):
+    table = "table"
+    csv = "csv"
+    markdown = "markdown"
+
+
+_state = {"debug": False}
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def _fail(exc: BaseException) -> None:
+    """Print one line for ``exc`` and exit; a traceback only with ``--debug``."""
+    from safeclf.errors import SafeclfError
+
+    if _state["debug"]:
+        raise exc
+    err = _console(stderr=True)
+    if isinstance(exc, SafeclfError):
+        err.print(f"[bold red]error:[/] {exc}", markup=True)
+        raise typer.Exit(exc.exit_code)
+    message = " ".join(str(exc).split())
+    err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {message} "
+              "(run with --debug for the traceback)", markup=True)
+    raise typer.Exit(1)
+
+
+def _guard(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        _console(stderr=True).print("interrupted; finish the run later with --resume RUN_DIR")
+        raise typer.Exit(130) from None
+    except Exception as exc:
+        _fail(exc)
+
+
+def _version(value: bool):
+    if value:
+        typer.echo(f"safeclf {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+):
+    _state["debug"] = debug
+
+
+@app.command()
+def run(
+    spec: Path | None = typer.Argument(None, help="The experiment spec (YAML)."),
+    jobs: int = typer.Option(-1, "--jobs", "-j", help="Parallel workers (-1: all cores)."),
+    out: Path = typer.Option(Path("runs"), "--out", help="Folder that receives the run folder."),
+    name: str | None = typer.Option(None, "--name", help="Run name (default: the spec's)."),
+    resume: Path | None = typer.Option(None, "--resume", help="Finish an interrupted run."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Validate and list jobs; run nothing."),
+    backend: Backend = typer.Option(Backend.loky, "--backend", help="loky (local) or dask."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler address."),
+    check: bool = typer.Option(False, "--check", help="Exit 1 when an expectation is not met."),
+    profile: str | None = typer.Option(None, "--profile", help="Apply profiles.<name>."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+):
+    """Run every job of SPEC in parallel and write a timestamped run folder."""
+    _state["debug"] = _state["debug"] or debug
+    _guard(_run, spec, jobs, out, name, resume, dry_run, backend.value, scheduler, check, profile)
+
+
+def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, profile):
+    from safeclf import report
+    from safeclf.runner import Options
+    from safeclf.runner import run as run_spec
+
+    if jobs == 0 or jobs < -1:
+        from safeclf.errors import SpecError
+
+        raise SpecError(f"--jobs must be a positive number of workers or -1, got {jobs}")
+    opts = Options(jobs=jobs, out=out, name=name, resume=resume, dry_run=dry_run,
+                   backend=backend, scheduler=scheduler, check=check, profile=profile,
+                   command=["safeclf", *sys.argv[1:]])
+    console = _console()
+    outcome = run_spec(spec, opts, console=_console(stderr=True))
+    if dry_run:
+        report.print_jobs(console, outcome.jobs)
+        return
+    report.print_outcome(console, outcome)
+    if outcome.exit_code:
+        raise typer.Exit(outcome.exit_code)
+
+
+@app.command()
+def compare(
+    runs: list[Path] = typer.Argument(..., help="Run folders (a shell glob such as runs/* works)."),
+    metric: str | None = typer.Option(None, "--metric", "-m", help="Metric column (default test_error)."),
+    by: list[str] | None = typer.Option(None, "--by", help="Align by these columns instead of dataset, method, params."),
+    fmt: Format = typer.Option(Format.table, "--format", help="table, csv or markdown."),
+):
+    """Set runs side by side, aligned by dataset, method and parameters."""
+
+    def _compare():
+        from safeclf.compare import compare as cmp
+        from safeclf.compare import render
+
+        table, used = cmp([r for r in runs if r.is_dir() or not r.name.startswith(".")], metric, by)
+        if fmt is Format.table:
+            _console().print(f"[bold]{used}[/] (mean over seeds; Δ = run − {runs[0].name})")
+        typer.echo(render(table, used, fmt.value))
+
+    _guard(_compare)
+
+
+@app.command()
+def validate(
+    spec: Path = typer.Argument(..., help="The experiment spec (YAML)."),
+    profile: str | None = typer.Option(None, "--profile", help="Apply profiles.<name>."),
+):
+    """Check a spec without running it."""
+
+    def _validate():
+        from safeclf.spec import expand, load_spec
+
+        s = load_spec(spec, profile)
+        jobs = expand(s)
+        typer.echo(f"{spec}: valid; {len(jobs)} jobs ({len(s.datasets)} datasets, "
+                   f"{len(s.methods)} methods, {len(s.seeds)} seeds)")
+
+    _guard(_validate)
+
+
+@app.command()
+def methods():
+    """List method plugins and their parameters with defaults."""
+
+    def _methods():
+        from safeclf import report
+
+        report.print_methods(_console())
+
+    _guard(_methods)
+
+
+@app.command()
+def datasets():
+    """List dataset loaders and their parameters."""
+
+    def _datasets():
+        from safeclf import report
+
+        report.print_datasets(_console())
+
+    _guard(_datasets)
+
+
+@app.command()
+def schema():
+    """Print the JSON Schema of the spec (for editors)."""
+
+    def _schema():
+        import json
+
+        from safeclf.spec import Spec
+
+        typer.echo(json.dumps(Spec.model_json_schema(by_alias=True), indent=2))
+
+    _guard(_schema)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

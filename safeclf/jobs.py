@@ -1,0 +1,158 @@
+"""One job, start to end: load the dataset, split it, preprocess, fit, predict, measure.
+
+``run_job`` is what the runner sends to worker processes. It never raises for a problem in
+the job itself: the result records ``status: failed`` and the one-line error, so one failing
+job does not stop the others.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+import warnings
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from safeclf.data import Dataset, Task
+from safeclf.errors import DataError, SafeclfError
+
+
+@lru_cache(maxsize=8)
+def _load_cached(name: str, params_json: str) -> Dataset:
+    from safeclf import registry
+
+    return registry.get_dataset(name).load(**json.loads(params_json))
+
+
+def load_dataset(entry: dict) -> Dataset:
+    """The dataset of a spec entry, cached per process (workers reuse it across jobs)."""
+    return _load_cached(entry["dataset"], json.dumps(entry.get("params") or {}, sort_keys=True))
+
+
+def split_task(ds: Dataset, entry: dict, seed: int, fold: int | None) -> Task:
+    """Split ``ds`` as ``entry["split"]`` says, reproducibly from ``seed`` (and ``fold``)."""
+    from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
+
+    split = entry["split"]
+    label = entry.get("name") or entry["dataset"]
+    idx = np.arange(ds.n_samples)
+    stratify = split.get("stratify", True)
+    try:
+        if split.get("predefined"):
+            if "split" not in ds.rows:
+                raise DataError(f"dataset '{label}' has no predefined split; use split.test or split.folds")
+            marks = np.asarray(ds.rows["split"])
+            train_idx, test_idx = idx[marks == "train"], idx[marks == "test"]
+        elif split.get("folds"):
+            cv = (StratifiedKFold if stratify else KFold)(split["folds"], shuffle=True, random_state=seed)
+            train_idx, test_idx = list(cv.split(idx, ds.y if stratify else None))[fold]
+        else:
+            train_idx, test_idx = train_test_split(
+                idx, test_size=split["test"], random_state=seed, stratify=ds.y if stratify else None)
+        cal_idx = None
+        if split.get("calibration"):
+            train_idx, cal_idx = train_test_split(
+                train_idx, test_size=split["calibration"], random_state=seed + 7919,
+                stratify=ds.y[train_idx] if stratify else None)
+    except ValueError as exc:
+        raise DataError(f"dataset '{label}' cannot be split as asked: {str(exc).splitlines()[0]}") from None
+    everything = ds.all
+    task = Task(dataset=label, train=everything.take(train_idx), test=everything.take(test_idx),
+                cal=None if cal_idx is None else everything.take(cal_idx), info=ds.info, seed=seed)
+    if np.unique(task.train.y).size < 2:
+        raise DataError(f"dataset '{label}': the training part of seed {seed} has only one class")
+    return task
+
+
+def preprocess(task: Task, how: str) -> Task:
+    """Fit a scaler on the training part and apply it to every part."""
+    if how in (None, "none"):
+        return task
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+    sparse = hasattr(task.train.X, "tocsr")
+    scaler = StandardScaler(with_mean=not sparse) if how == "standardize" else MinMaxScaler()
+    scaler.fit(task.train.X)
+    for part in task.parts().values():
+        part.X = scaler.transform(part.X)
+    return task
+
+
+def _outputs(est, part, info):
+    from safeclf.metrics import Outputs
+
+    pred = np.asarray(est.predict(part.X))
+    score = proba = None
+    if hasattr(est, "decision_function"):
+        score = np.asarray(est.decision_function(part.X))
+    if hasattr(est, "predict_proba"):
+        try:
+            proba = np.asarray(est.predict_proba(part.X))
+        except (AttributeError, NotImplementedError):
+            proba = None
+    classes = getattr(est, "classes_", None)
+    classes = np.unique(part.y) if classes is None else np.asarray(classes)
+    return Outputs(y=np.asarray(part.y), pred=pred, classes=classes, score=score, proba=proba,
+                   rows=part.rows, info=info)
+
+
+def _plain(value):
+    """JSON-friendly copy of ``value`` (numpy scalars and arrays become Python objects)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None if np.isnan(value) else value
+    return value
+
+
+def run_job(payload: dict[str, Any]) -> dict[str, Any]:
+    """Run one job described by ``payload`` (job fields, dataset entry, method entry, metric
+    names) and return its result record."""
+    from safeclf import registry
+    from safeclf.metrics import evaluate
+
+    job, dentry, mentry = payload["job"], payload["dataset"], payload["method"]
+    result = dict(job, status="ok", error=None, metrics={}, details={}, warnings=[],
+                  fit_seconds=None, predict_seconds=None)
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            plugin = registry.get_method(mentry["method"])
+            task = split_task(load_dataset(dentry), dentry, job["seed"], job["fold"])
+            task = preprocess(task, mentry.get("preprocess") or dentry.get("preprocess"))
+            result["sizes"] = {k: len(p) for k, p in task.parts().items()}
+            est = plugin.build(job["params"], random_state=job["seed"])
+            t0 = time.perf_counter()
+            est = plugin.fit(est, task) or est
+            result["fit_seconds"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            metrics: dict[str, float] = {}
+            for name, part in task.parts().items():
+                metrics.update(evaluate(payload["metrics"], _outputs(est, part, task.info), name))
+            report = plugin.report(est, task)
+            result["predict_seconds"] = time.perf_counter() - t0
+            metrics.update({k: float(v) for k, v in report.metrics.items()})
+            result["metrics"] = _plain(metrics)
+            result["details"] = _plain(report.details)
+    except SafeclfError as exc:
+        result.update(status="failed", error=str(exc))
+    except Exception as exc:  # a job's bug must not stop the run; keep the evidence
+        result.update(status="failed", error=f"{type(exc).__name__}: {' '.join(str(exc).split())}",
+                      traceback=traceback.format_exc())
+    seen = set()
+    for w in caught:
+        text = f"{w.category.__name__}: {' '.join(str(w.message).split())}"
+        if text not in seen:
+            seen.add(text)
+            result["warnings"].append(text)
+    return result

@@ -1,0 +1,88 @@
+"""What the CLI prints: job lists, run summaries, expectation verdicts, plugin catalogues."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+
+def _table(title: str, columns: list[str]):
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for c in columns:
+        table.add_column(c, overflow="fold")
+    return table
+
+
+def print_jobs(console, jobs) -> None:
+    counts = Counter((j.dataset, j.method) for j in jobs)
+    table = _table(f"{len(jobs)} jobs (dry run: nothing was run)", ["dataset", "method", "jobs"])
+    for (d, m), n in counts.items():
+        table.add_row(d, m, str(n))
+    console.print(table)
+
+
+def print_outcome(console, outcome) -> None:
+    """The summary table, failures, expectation verdicts and the run folder."""
+    from safeclf.runs import summary_table
+
+    run_dir = outcome.run_dir
+    summary_md = (run_dir / "summary.md")
+    if outcome.results and summary_md.is_file():
+        import pandas as pd
+
+        frame = pd.read_parquet(run_dir / "metrics.parquet")
+        metrics = [c for c in frame.columns if c.startswith("test_")][:6]
+        summary = summary_table(frame, metrics)
+        table = _table("Summary (mean ± std over seeds)", list(summary.columns))
+        for row in summary.itertuples(index=False):
+            table.add_row(*[str(v) for v in row])
+        console.print(table)
+    failures = [r for r in outcome.results if r["status"] != "ok"]
+    if failures:
+        console.print(f"[bold red]{len(failures)} job(s) failed[/]:")
+        for r in failures[:10]:
+            console.print(f"  {r['dataset']} / {r['method']} {r['params']} seed {r['seed']}: {r['error']}")
+        if len(failures) > 10:
+            console.print(f"  ... and {len(failures) - 10} more (see run.log)")
+    if outcome.expectations:
+        table = _table("Expectations", ["expectation", "group", "measured", "condition", "verdict"])
+        for v in outcome.expectations:
+            style = "green" if v["verdict"] == "pass" else "bold red"
+            measured = "nan" if v["measured"] != v["measured"] else f"{v['measured']:.4g}"
+            verdict = f"[{style}]{v['verdict']}[/]" + (f" ({v['why']})" if v["why"] else "")
+            table.add_row(v["expectation"], v["group"], measured, v["condition"], verdict)
+        console.print(table)
+        met = sum(v["verdict"] == "pass" for v in outcome.expectations)
+        console.print(f"expectations met: {met}/{len(outcome.expectations)}")
+    console.print(f"run folder: [bold]{run_dir}[/]")
+
+
+def print_methods(console) -> None:
+    from safeclf import registry
+
+    table = _table("Method plugins", ["method", "summary", "needs", "parameters (defaults)"])
+    for name in registry.method_names():
+        try:
+            plugin = registry.get_method(name)
+        except Exception as exc:  # a broken third-party plugin must not hide the others
+            table.add_row(name, f"[red]cannot load: {type(exc).__name__}: {exc}[/]", "", "")
+            continue
+        params = ", ".join(f"{k}={v!r}" for k, v in plugin.defaults().items())
+        table.add_row(name, plugin.summary, ", ".join(plugin.needs) or "-", params)
+    console.print(table)
+
+
+def print_datasets(console) -> None:
+    from safeclf import registry
+
+    table = _table("Dataset loaders", ["dataset", "summary", "provides", "parameters (defaults)"])
+    for name in registry.dataset_names():
+        try:
+            plugin = registry.get_dataset(name)
+        except Exception as exc:
+            table.add_row(name, f"[red]cannot load: {type(exc).__name__}: {exc}[/]", "", "")
+            continue
+        params = ", ".join(f"{k}={v!r}" for k, v in plugin.defaults().items())
+        table.add_row(name, plugin.summary, ", ".join(plugin.provides) or "-", params)
+    console.print(table)

@@ -1,0 +1,261 @@
+"""Runs a spec's jobs in parallel and fills the run folder.
+
+joblib runs the jobs (loky processes locally, or a Dask distributed cluster); each finished
+job's record is written to ``results/<id>.json`` atomically as it arrives, so a run killed at
+any moment can be finished with ``resume``: jobs whose record is complete and ``ok`` are
+skipped, the others run again, and the tables are rebuilt from every record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from safeclf import runs
+from safeclf.errors import DataError, SafeclfError, SpecError
+from safeclf.spec import Job, Spec, check, expand, load_spec, parse
+
+
+@dataclass
+class Options:
+    jobs: int = -1
+    out: Path = Path("runs")
+    name: str | None = None
+    resume: Path | None = None
+    dry_run: bool = False
+    backend: str = "loky"
+    scheduler: str | None = None
+    check: bool = False
+    profile: str | None = None
+    command: list[str] = field(default_factory=lambda: list(sys.argv))
+
+
+@dataclass
+class Outcome:
+    run_dir: Path | None
+    jobs: list[Job]
+    results: list[dict]
+    failed: int
+    expectations: list[dict]
+    exit_code: int
+
+
+def resolve(spec_path: str | Path | None, opts: Options) -> Spec:
+    """The spec to run: from the file (profile applied), or, when resuming, the run's own."""
+    if opts.resume is not None:
+        stored = Path(opts.resume) / "spec.yaml"
+        if not stored.is_file():
+            raise SpecError(f"--resume: '{opts.resume}' is not a run folder (no spec.yaml)")
+        from safeclf.spec import read_yaml
+
+        spec = parse(read_yaml(stored), str(stored))
+        check(spec)
+        if spec_path is not None:
+            given = load_spec(spec_path, opts.profile)
+            if opts.name:
+                given.name = opts.name
+            if [j.id for j in expand(given)] != [j.id for j in expand(spec)]:
+                raise SpecError(
+                    f"--resume: {spec_path} (profile {opts.profile or 'none'}) does not describe "
+                    f"the jobs of the run in '{opts.resume}'"
+                )
+        return spec
+    if spec_path is None:
+        raise SpecError("give a spec file, or --resume RUN_DIR")
+    spec = load_spec(spec_path, opts.profile)
+    if opts.name:
+        spec.name = parse(dict(spec.resolved(), name=opts.name)).name
+    return spec
+
+
+def preflight(spec: Spec) -> None:
+    """Load every dataset once and check each method's needs, so bad input stops the run
+    before any job starts (a :class:`SpecError` or :class:`DataError`, exit code 2)."""
+    from safeclf import registry
+    from safeclf.jobs import load_dataset
+    from safeclf.plugin import CALIBRATION
+
+    for i, d in enumerate(spec.datasets):
+        try:
+            ds = load_dataset(d.model_dump(mode="json"))
+        except DataError as exc:
+            raise DataError(f"datasets[{i}] ({spec.dataset_label(i)}): {exc}") from None
+        if d.split.predefined and "split" not in ds.rows:
+            raise SpecError(f"datasets[{i}].split.predefined: dataset '{d.dataset}' has no "
+                            "predefined split; use test or folds")
+        for j, m in enumerate(spec.methods):
+            plugin = registry.get_method(m.method)
+            for need in plugin.needs:
+                if need == CALIBRATION and not d.split.calibration:
+                    raise SpecError(
+                        f"methods[{j}] ({spec.method_label(j)}) needs a calibration set: set "
+                        f"datasets[{i}].split.calibration to a fraction such as 0.3")
+                if need != CALIBRATION and need not in ds.rows:
+                    raise SpecError(
+                        f"methods[{j}] ({spec.method_label(j)}) needs '{need}', which dataset "
+                        f"datasets[{i}] ({spec.dataset_label(i)}) does not provide")
+
+
+def payloads(spec: Spec, jobs: list[Job]) -> list[dict[str, Any]]:
+    datasets = [dict(d.model_dump(mode="json"), name=spec.dataset_label(i))
+                for i, d in enumerate(spec.datasets)]
+    methods = [m.model_dump(mode="json") for m in spec.methods]
+    return [{
+        "job": {"id": j.id, "dataset": j.dataset, "method": j.method, "plugin": spec.methods[j.method_index].method,
+                "params": j.params, "seed": j.seed, "fold": j.fold},
+        "dataset": datasets[j.dataset_index],
+        "method": methods[j.method_index],
+        "metrics": list(spec.metrics),
+    } for j in jobs]
+
+
+@contextlib.contextmanager
+def _backend(name: str, scheduler: str | None, n_jobs: int):
+    """A joblib backend context; for Dask, a client on the given scheduler or a LocalCluster."""
+    import joblib
+
+    if name == "loky":
+        with joblib.parallel_config(backend="loky", n_jobs=n_jobs):
+            yield
+        return
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise SafeclfError("--backend dask needs the dask extra: pip install 'safeclf[dask]'") from None
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="10s")
+        except OSError as exc:
+            raise SafeclfError(f"--scheduler: cannot reach a Dask scheduler at '{scheduler}': {exc}") from None
+        cluster = None
+    else:
+        workers = n_jobs if n_jobs > 0 else (joblib.cpu_count() or 1)
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               host="127.0.0.1", dashboard_address=None)
+        client = Client(cluster)
+    try:
+        with joblib.parallel_config(backend="dask"):
+            yield
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=None) -> None:
+    """Run ``jobs`` and write each record into ``run_dir`` as it finishes."""
+    import joblib
+
+    from safeclf.jobs import run_job
+
+    log = (run_dir / "run.log").open("a", encoding="utf-8")
+    try:
+        work = payloads(spec, jobs)
+        with _backend(opts.backend, opts.scheduler, opts.jobs):
+            stream = joblib.Parallel(return_as="generator_unordered")(
+                joblib.delayed(run_job)(p) for p in work)
+            for result in stream:
+                runs.write_json(runs.result_path(run_dir, result["id"]), result)
+                line = (f"{time.strftime('%H:%M:%S')} {result['status']:6s} {result['id']} "
+                        f"{result['dataset']} {result['method']} {result['params']} seed={result['seed']}")
+                if result["error"]:
+                    line += f" :: {result['error']}"
+                log.write(line + "\n")
+                log.flush()
+                if progress is not None:
+                    progress(result)
+    finally:
+        log.close()
+
+
+def finish(spec: Spec, jobs: list[Job], run_dir: Path) -> tuple[list[dict], list[str], list[dict]]:
+    """Read every job's record back, write the tables, plots and expectations; returns the
+    records, the plots that could not be drawn, and the expectation verdicts."""
+    from safeclf import expect, plots
+
+    results = []
+    for j in jobs:
+        r = runs.read_result(runs.result_path(run_dir, j.id))
+        if r is not None:
+            results.append(r)
+    frame = runs.results_table(results)
+    shown = [f"test_{m}" for m in spec.metrics]
+    runs.write_tables(run_dir, frame, [c for c in shown if c in frame.columns] or None)
+    problems = plots.write_plots(spec, frame, {r["id"]: r.get("details") or {} for r in results},
+                                 run_dir / "plots")
+    verdicts = expect.evaluate(spec, frame) if spec.expect else []
+    if verdicts:
+        expect.write(run_dir, verdicts)
+    return results, problems, verdicts
+
+
+def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
+    """Validate, expand, run and report. Returns an :class:`Outcome` with the exit code."""
+    spec = resolve(spec_path, opts)
+    jobs = expand(spec)
+    preflight(spec)
+    if opts.dry_run:
+        return Outcome(None, jobs, [], 0, [], 0)
+    started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    if opts.resume is not None:
+        run_dir = Path(opts.resume)
+        manifest = _read_manifest(run_dir)
+        manifest.setdefault("resumed", []).append({"command": opts.command, "time": started})
+    else:
+        run_dir = runs.create_run_dir(Path(opts.out), spec.name)
+        runs.write_yaml(run_dir / "spec.yaml", spec.resolved())
+        manifest = {"command": opts.command, "profile": opts.profile, "start": started,
+                    "end": None, "seeds": spec.seeds, "n_jobs": len(jobs),
+                    "backend": opts.backend, "workers": opts.jobs, **runs.environment()}
+    runs.write_json(run_dir / "manifest.json", manifest)
+    done = {j.id for j in jobs
+            if (r := runs.read_result(runs.result_path(run_dir, j.id))) and r["status"] == "ok"}
+    pending = [j for j in jobs if j.id not in done]
+    with _progress(console, len(jobs), len(done)) as tick:
+        execute(spec, pending, run_dir, opts, tick)
+    results, plot_problems, verdicts = finish(spec, jobs, run_dir)
+    failed = sum(r["status"] != "ok" for r in results)
+    manifest.update(end=time.strftime("%Y-%m-%dT%H:%M:%S%z"), ok=len(results) - failed,
+                    failed=failed, skipped_on_resume=len(done), plot_problems=plot_problems)
+    runs.write_json(run_dir / "manifest.json", manifest)
+    unmet = sum(v["verdict"] != "pass" for v in verdicts)
+    code = 1 if failed or (opts.check and unmet) else 0
+    return Outcome(run_dir, jobs, results, failed, verdicts, code)
+
+
+def _read_manifest(run_dir: Path) -> dict:
+    import json
+
+    try:
+        return json.loads((run_dir / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+@contextlib.contextmanager
+def _progress(console, total: int, already: int):
+    """A rich progress bar counting done / failed / remaining; yields a per-result callback."""
+    if console is None:
+        yield None
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    counts = {"done": already, "failed": 0}
+    columns = [TextColumn("[bold]jobs"), BarColumn(),
+               TextColumn("{task.fields[done]} done, [red]{task.fields[failed]} failed[/red], "
+                          "{task.fields[left]} remaining"), TimeElapsedColumn()]
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task("jobs", total=total, completed=already, done=already, failed=0,
+                            left=total - already)
+
+        def tick(result):
+            counts["failed" if result["status"] != "ok" else "done"] += 1
+            finished = counts["done"] + counts["failed"]
+            bar.update(task, completed=finished, done=counts["done"], failed=counts["failed"],
+                       left=total - finished)
+
+        yield tick

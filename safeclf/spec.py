@@ -1,0 +1,440 @@
+"""The YAML experiment spec: schema, validation, profiles, expansion into jobs.
+
+``load_spec(path, profile)`` reads the file with ``yaml.safe_load``, applies a profile, checks
+the structure (pydantic) and the names (registry), and returns a :class:`Spec`. ``expand(spec)``
+turns it into :class:`Job` objects: dataset × seed × fold × method × grid point. Every problem
+is a :class:`~safeclf.errors.SpecError` whose message names the place in the file, e.g.
+``methods[1].params.C must be > 0, got -1``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from safeclf.errors import SpecError, closest
+
+OPS = ("<=", "<", ">=", ">")
+AGGS = ("mean", "median", "min", "max", "std", "count")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Split(_Strict):
+    """How a dataset is divided: a random test fraction, k folds, or the loader's own split;
+    optionally a calibration share of the training part."""
+
+    test: float | None = Field(None, gt=0, lt=1)
+    folds: int | None = Field(None, ge=2)
+    predefined: bool = False
+    calibration: float = Field(0.0, ge=0, lt=1)
+    stratify: bool = True
+
+    @model_validator(mode="after")
+    def _one_kind(self):
+        kinds = [k for k, v in (("test", self.test), ("folds", self.folds),
+                                ("predefined", self.predefined or None)) if v is not None]
+        if len(kinds) > 1:
+            raise ValueError(f"give only one of test, folds, predefined (got {', '.join(kinds)})")
+        if not kinds:
+            self.test = 0.3
+        return self
+
+
+Preprocess = Literal["none", "standardize", "minmax"]
+
+
+class DatasetEntry(_Strict):
+    dataset: str
+    name: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    split: Split = Field(default_factory=Split)
+    preprocess: Preprocess = "none"
+
+
+class MethodEntry(_Strict):
+    method: str
+    name: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    preprocess: Preprocess | None = None
+
+
+class PlotEntry(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    kind: str
+    name: str | None = None
+
+
+class Selection(_Strict):
+    """Rows of the metrics table: by method label, dataset label, and column values."""
+
+    method: str | None = None
+    dataset: str | None = None
+    where: dict[str, Any] = Field(default_factory=dict)
+    metric: str | None = None
+    agg: Literal[AGGS] | None = None  # type: ignore[valid-type]
+
+
+class Expectation(_Strict):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    metric: str
+    method: str | None = None
+    dataset: str | None = None
+    where: dict[str, Any] = Field(default_factory=dict)
+    per: list[str] = Field(default_factory=list)
+    agg: Literal[AGGS] = "mean"  # type: ignore[valid-type]
+    le: float | Selection | None = Field(None, alias="<=")
+    lt: float | Selection | None = Field(None, alias="<")
+    ge: float | Selection | None = Field(None, alias=">=")
+    gt: float | Selection | None = Field(None, alias=">")
+    paper: float | None = None
+    tolerance: float | None = Field(None, ge=0)
+    compare: Literal["within", "at_most", "at_least"] = "within"
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _one_condition(self):
+        ops = [op for op, key in zip(OPS, ("le", "lt", "ge", "gt")) if getattr(self, key) is not None]
+        if self.paper is not None:
+            ops.append("paper")
+            if self.tolerance is None:
+                raise ValueError("a 'paper' value needs a 'tolerance'")
+        if len(ops) != 1:
+            raise ValueError(
+                "needs exactly one condition: one of '<=', '<', '>=', '>' or 'paper' with "
+                f"'tolerance' (got {len(ops)})"
+            )
+        return self
+
+    @property
+    def condition(self) -> tuple[str, Any]:
+        if self.paper is not None:
+            return "paper", self.paper
+        for op, key in zip(OPS, ("le", "lt", "ge", "gt")):
+            if getattr(self, key) is not None:
+                return op, getattr(self, key)
+        raise AssertionError("validated to have one condition")
+
+
+class Spec(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    description: str | None = None
+    seeds: list[int] = Field(default_factory=lambda: [0])
+    datasets: list[DatasetEntry] = Field(min_length=1)
+    methods: list[MethodEntry] = Field(min_length=1)
+    metrics: list[str] = Field(default_factory=lambda: ["error", "balanced_accuracy"])
+    plots: list[PlotEntry] = Field(default_factory=lambda: [PlotEntry(kind="bar", metric="test_error")])
+    expect: list[Expectation] = Field(default_factory=list)
+    profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @field_validator("seeds", mode="before")
+    @classmethod
+    def _seeds(cls, v):
+        if isinstance(v, bool):
+            raise ValueError("must be a positive integer or a list of integers")
+        if isinstance(v, int):
+            if v < 1:
+                raise ValueError(f"must be ≥ 1, got {v}")
+            return list(range(v))
+        if isinstance(v, list) and not v:
+            raise ValueError("must not be empty")
+        return v
+
+    def dataset_label(self, i: int) -> str:
+        return self.datasets[i].name or self.datasets[i].dataset
+
+    def method_label(self, i: int) -> str:
+        return self.methods[i].name or self.methods[i].method
+
+    def resolved(self) -> dict[str, Any]:
+        """The spec as plain data with labels and defaults filled in (written to the run)."""
+        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for i, d in enumerate(data["datasets"]):
+            d["name"] = self.dataset_label(i)
+        for i, m in enumerate(data["methods"]):
+            m["name"] = self.method_label(i)
+        data["expect"] = [
+            {k: v for k, v in e.items() if v not in ({}, [])} for e in data["expect"]
+        ]
+        return data
+
+
+@dataclass(frozen=True)
+class Job:
+    """One fit-and-evaluate unit: a dataset split by a seed (and fold), a method, a grid point."""
+
+    id: str
+    dataset_index: int
+    method_index: int
+    dataset: str
+    method: str
+    params: dict = field(hash=False)
+    seed: int
+    fold: int | None
+
+
+# --------------------------------------------------------------------------------------------
+# reading, profiles and error messages
+
+
+def read_yaml(path: str | Path) -> dict[str, Any]:
+    """Parse ``path`` with ``yaml.safe_load``; malformed YAML names the line."""
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError(f"spec file '{path}' does not exist")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecError(f"{path}: malformed YAML{where}: {problem}") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{path}: not a UTF-8 text file") from None
+    if not isinstance(data, dict):
+        raise SpecError(f"{path}: the spec must be a mapping with name, datasets and methods")
+    return data
+
+
+def apply_profile(data: dict[str, Any], profile: str | None) -> dict[str, Any]:
+    """Merge ``profiles[profile]`` into the spec: mappings merge key by key, lists are replaced,
+    and for ``datasets``/``methods`` a mapping keyed by label patches those items only."""
+    data = copy.deepcopy(data)
+    if profile is None:
+        return data
+    profiles = data.get("profiles") or {}
+    if not isinstance(profiles, dict) or profile not in profiles:
+        raise SpecError(f"profiles: no profile '{profile}'{closest(profile, profiles or [])}")
+    patch = profiles[profile] or {}
+    if not isinstance(patch, dict):
+        raise SpecError(f"profiles.{profile} must be a mapping")
+    for key, value in patch.items():
+        if key in ("datasets", "methods") and isinstance(value, dict):
+            items = data.get(key) or []
+            labels = [it.get("name") or it.get(key[:-1]) for it in items if isinstance(it, dict)]
+            for label, item_patch in value.items():
+                if label not in labels:
+                    raise SpecError(
+                        f"profiles.{profile}.{key}.{label}: no {key[:-1]} labelled '{label}'"
+                        f"{closest(label, labels)}"
+                    )
+                i = labels.index(label)
+                items[i] = _merge(items[i], item_patch)
+        else:
+            data[key] = _merge(data.get(key), value)
+    return data
+
+
+def _merge(base, patch):
+    if isinstance(base, dict) and isinstance(patch, dict):
+        out = dict(base)
+        for k, v in patch.items():
+            out[k] = _merge(base.get(k), v)
+        return out
+    return copy.deepcopy(patch)
+
+
+def _path(loc) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("<=", "<", ">=", ">"):
+            out += f'."{part}"'
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+_MESSAGE_FIXES = (
+    ("Input should be greater than or equal to", "must be ≥"),
+    ("Input should be greater than", "must be >"),
+    ("Input should be less than or equal to", "must be ≤"),
+    ("Input should be less than", "must be <"),
+    ("Input should be", "must be"),
+    ("Value error, ", ""),
+    ("Field required", "is required"),
+    ("String should match pattern", "must match the pattern"),
+    ("List should have at least 1 item after validation, not 0", "must not be empty"),
+)
+
+# Pydantic reports these for union members that did not match; they are never the best
+# explanation when a more specific error exists.
+_UNION_NOISE = ("is_instance_of", "model_type", "dict_type", "model_attributes_type")
+
+
+def _friendly(exc: ValidationError, data: dict) -> str:
+    errors = exc.errors()
+    specific = [e for e in errors if e["type"] not in _UNION_NOISE] or errors
+    err = min(specific, key=lambda e: (e["type"] == "extra_forbidden", len(e["loc"])))
+    loc = [p for p in err["loc"] if not (isinstance(p, str) and p in _UNION_BRANCHES)]
+    where = _path(loc)
+    if err["type"] == "extra_forbidden":
+        parent_loc, key = loc[:-1], loc[-1]
+        model = _model_at(parent_loc)
+        known = list(model.model_fields) if model else []
+        return f"{where} is not a known field{closest(key, known)}"
+    msg = err["msg"]
+    for old, new in _MESSAGE_FIXES:
+        msg = msg.replace(old, new)
+    msg = msg[0].lower() + msg[1:] if msg else msg
+    if err["type"] == "missing":
+        return f"{where} is required"
+    got = err.get("input")
+    tail = "" if isinstance(got, dict) or got is None and err["type"] != "none_required" else f", got {got!r}"
+    return f"{where} {msg}{tail}" if where else f"{msg}{tail}"
+
+
+_UNION_BRANCHES = {"float", "int", "Selection", "list[int]", "function-before[_seeds(), list[int]]"}
+
+
+def _model_at(loc) -> type[BaseModel] | None:
+    model: Any = Spec
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field_info = getattr(model, "model_fields", {}).get(part)
+        if field_info is None:
+            return None
+        ann = field_info.annotation
+        args = getattr(ann, "__args__", ())
+        candidates = [a for a in (ann, *args) if isinstance(a, type) and issubclass(a, BaseModel)]
+        if not candidates:
+            for a in args:
+                inner = getattr(a, "__args__", ())
+                candidates += [t for t in inner if isinstance(t, type) and issubclass(t, BaseModel)]
+        if not candidates:
+            return None
+        model = candidates[0]
+    return model if isinstance(model, type) else None
+
+
+def parse(data: dict[str, Any], source: str = "spec") -> Spec:
+    """Structure check of already-profiled data; raises :class:`SpecError`."""
+    try:
+        return Spec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(_friendly(exc, data)) from None
+
+
+def load_spec(path: str | Path, profile: str | None = None, check_names: bool = True) -> Spec:
+    """Read, profile, parse and (by default) check every name and parameter of a spec file."""
+    data = apply_profile(read_yaml(path), profile)
+    spec = parse(data, str(path))
+    if check_names:
+        check(spec)
+    return spec
+
+
+# --------------------------------------------------------------------------------------------
+# semantic checks
+
+
+def is_grid(value) -> bool:
+    return isinstance(value, dict) and set(value) == {"grid"}
+
+
+def grid_points(params: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    """Every combination of the ``grid:`` parameters, in a stable order."""
+    keys, values = [], []
+    for k, v in params.items():
+        if is_grid(v):
+            if not isinstance(v["grid"], list):
+                raise SpecError(f"{where}.{k}.grid must be a list, got {v['grid']!r}")
+            if not v["grid"]:
+                raise SpecError(f"{where}.{k}.grid is empty; give at least one value")
+            keys.append(k)
+            values.append(v["grid"])
+        elif isinstance(v, dict) and "grid" in v:
+            extra = sorted(set(v) - {"grid"})
+            raise SpecError(f"{where}.{k}: a grid takes only the key 'grid', found {extra}")
+    fixed = {k: v for k, v in params.items() if k not in keys}
+    return [dict(fixed, **dict(zip(keys, combo))) for combo in itertools.product(*values)]
+
+
+def check(spec: Spec) -> None:
+    """Names, labels, parameters, metrics and plot kinds; raises :class:`SpecError`."""
+    from safeclf import registry
+    from safeclf.metrics import METRICS
+
+    for kind, labels in (("datasets", [spec.dataset_label(i) for i in range(len(spec.datasets))]),
+                         ("methods", [spec.method_label(i) for i in range(len(spec.methods))])):
+        seen = {}
+        for i, label in enumerate(labels):
+            if label in seen:
+                raise SpecError(
+                    f"{kind}[{i}] has the same label '{label}' as {kind}[{seen[label]}]; "
+                    "give one of them a distinct 'name'"
+                )
+            seen[label] = i
+    if len(set(spec.seeds)) != len(spec.seeds):
+        raise SpecError(f"seeds has duplicates: {spec.seeds}")
+    for i, d in enumerate(spec.datasets):
+        plugin = registry.get_dataset(d.dataset, f"datasets[{i}].dataset")
+        plugin.check_params(d.params, f"datasets[{i}].params")
+    plot_kinds = {"bar", "scatter", "line"}
+    for i, m in enumerate(spec.methods):
+        plugin = registry.get_method(m.method, f"methods[{i}].method")
+        for point in grid_points(m.params, f"methods[{i}].params"):
+            plugin.check_params(point, f"methods[{i}].params")
+        plot_kinds |= set(plugin.plots)
+    for i, name in enumerate(spec.metrics):
+        if name not in METRICS:
+            raise SpecError(f"metrics[{i}]: unknown metric '{name}'{closest(name, METRICS)}; "
+                            f"known: {', '.join(METRICS)}")
+    for i, p in enumerate(spec.plots):
+        if p.kind not in plot_kinds:
+            raise SpecError(f"plots[{i}].kind: unknown plot kind '{p.kind}'"
+                            f"{closest(p.kind, plot_kinds)}; known: {', '.join(sorted(plot_kinds))}")
+    dlabels = {spec.dataset_label(i) for i in range(len(spec.datasets))}
+    mlabels = {spec.method_label(i) for i in range(len(spec.methods))}
+    for i, e in enumerate(spec.expect):
+        sels = [(f"expect[{i}]", e)]
+        op, rhs = e.condition
+        if isinstance(rhs, Selection):
+            sels.append((f'expect[{i}]."{op}"', rhs))
+        for where, sel in sels:
+            if sel.method is not None and sel.method not in mlabels:
+                raise SpecError(f"{where}.method: no method labelled '{sel.method}'"
+                                f"{closest(sel.method, mlabels)}")
+            if sel.dataset is not None and sel.dataset not in dlabels:
+                raise SpecError(f"{where}.dataset: no dataset labelled '{sel.dataset}'"
+                                f"{closest(sel.dataset, dlabels)}")
+
+
+# --------------------------------------------------------------------------------------------
+# expansion
+
+
+def _job_id(dataset: dict, method: dict, params: dict, seed: int, fold: int | None) -> str:
+    key = json.dumps([dataset, method, params, seed, fold], sort_keys=True, default=str)
+    return hashlib.sha1(key.encode()).hexdigest()[:12]
+
+
+def expand(spec: Spec) -> list[Job]:
+    """All jobs of the spec, in a stable order (dataset, seed, fold, method, grid point)."""
+    jobs = []
+    for di, d in enumerate(spec.datasets):
+        dkey = dict(d.model_dump(mode="json"), name=spec.dataset_label(di))
+        folds = list(range(d.split.folds)) if d.split.folds else [None]
+        for seed in spec.seeds:
+            for fold in folds:
+                for mi, m in enumerate(spec.methods):
+                    mkey = dict(m.model_dump(mode="json", exclude={"params"}),
+                                name=spec.method_label(mi))
+                    for point in grid_points(m.params, f"methods[{mi}].params"):
+                        jid = _job_id(dkey, mkey, point, seed, fold)
+                        jobs.append(Job(jid, di, mi, spec.dataset_label(di),
+                                        spec.method_label(mi), point, seed, fold))
+    return jobs
