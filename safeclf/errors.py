@@ -25,7 +25,11 @@ class SpecError(SafeclfError, ValueError):
 
 
 class DataError(SafeclfError, ValueError):
-    """Data cannot be used as given: missing file, NaN, one class only, inconsistent bounds."""
+    """Data cannot be used as given: missing file, NaN, one class only, inconsistent bounds.
+    Found before any job runs, it stops the run with exit code 2, like a bad spec; inside a
+    job it marks that job failed."""
+
+    exit_code = 2
 
 
 class InfeasibleError(SafeclfError):

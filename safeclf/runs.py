@@ -49,9 +49,9 @@ def create_run_dir(out: Path, name: str, stamp: str | None = None) -> Path:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise SafeclfError(f"cannot create output folder '{out}': {exc.strerror}") from None
+        raise SpecError(f"--out: cannot create output folder '{out}': {exc.strerror}") from None
     if not os.access(out, os.W_OK | os.X_OK):
-        raise SafeclfError(f"output folder '{out}' is not writable")
+        raise SpecError(f"--out: output folder '{out}' is not writable")
     for n in range(1, 1000):
         path = out / (f"{stamp}-{name}" if n == 1 else f"{stamp}-{name}-{n}")
         try:

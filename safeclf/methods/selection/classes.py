@@ -61,9 +61,11 @@ def _is_number(v) -> bool:
 
 
 def parse_classes(classes, incremental_default: str = "auto", where: str = "classes",
-                  resolve: bool = True) -> list[ModelClass]:
+                  resolve: bool = True, by_quanta: bool = True) -> list[ModelClass]:
     """Validate the ``classes`` parameter; every problem is a one-line :class:`SpecError`
-    naming ``where[i].key``."""
+    naming ``where[i].key``. ``by_quanta``: the procedure trains classes quantum by quantum
+    (Algorithm 1), so ``incremental: auto`` must find ``partial_fit``; otherwise each class is
+    fitted once and ``auto`` falls back to a plain fit."""
     if classes is None or (not isinstance(classes, (list, tuple))):
         raise SpecError(f"{where} must be a list of model classes (mappings with 'method'), "
                         f"got {type(classes).__name__}")
@@ -109,7 +111,7 @@ def parse_classes(classes, incremental_default: str = "auto", where: str = "clas
         if resolve:
             plugin = registry.get_method(method, where=f"{at}.method")
             plugin.check_params(params, f"{at}.params")
-            inc = _resolve_incremental(plugin, params, inc, at)
+            inc = _resolve_incremental(plugin, params, inc, at, by_quanta)
         out.append(ModelClass(i, name, method, params, float(complexity), features,
                               None if cost is None else float(cost), inc, plugin))
     names = [m.name for m in out]
@@ -119,13 +121,15 @@ def parse_classes(classes, incremental_default: str = "auto", where: str = "clas
     return out
 
 
-def _resolve_incremental(plugin, params, inc: str, at: str) -> str:
+def _resolve_incremental(plugin, params, inc: str, at: str, by_quanta: bool) -> str:
     est = plugin.build(params)
     has_partial = hasattr(est, "partial_fit")
     has_warm = "warm_start" in est.get_params()
     if inc == "auto":
         if has_partial:
             return "partial_fit"
+        if not by_quanta:
+            return "refit"
         hint = "warm_start or refit" if has_warm else "refit"
         raise SpecError(
             f"{at} ({plugin.name}) cannot train incrementally (no partial_fit); set "
@@ -156,8 +160,11 @@ class Trainer:
     the refitting modes stay at the whole stream (``n_seen`` keeps counting what was bought).
     """
 
-    def __init__(self, cls: ModelClass, X, y, labels, random_state=None):
+    def __init__(self, cls: ModelClass, X, y, labels, random_state=None, X_val=None,
+                 y_val=None):
         self.cls = cls
+        self.X_val = None if X_val is None else cls.columns(X_val)
+        self.y_val = y_val
         self.X = cls.columns(X)
         self.y = y
         self.labels = labels
@@ -193,10 +200,14 @@ class Trainer:
         return spent
 
     def empirical_risk(self) -> float:
-        """R̂_n(Â(i, n)): the 0-1 risk of the current model on the samples it was trained on."""
+        """R̂_n(Â(i, n)): the 0-1 risk of the current model on the samples it was trained on
+        (the paper's), or on the held-out validation rows when the trainer has them."""
         if self._risk is None:
-            m = self.n_used
-            self._risk = float(np.mean(self.model.predict(self.X[:m]) != self.y[:m]))
+            if self.X_val is not None:
+                self._risk = float(np.mean(self.model.predict(self.X_val) != self.y_val))
+            else:
+                m = self.n_used
+                self._risk = float(np.mean(self.model.predict(self.X[:m]) != self.y[:m]))
         return self._risk
 
     def predict(self, X):

@@ -35,6 +35,8 @@ class Setting:
     c: float
     alpha: float
     random_state: int | None = None
+    X_val: Any = None  # validation rows for the risk estimate (None: training risk, the paper's)
+    y_val: Any = None
 
     @property
     def K(self) -> int:
@@ -47,7 +49,8 @@ class Setting:
         return gamma(self.d(i), n, self.c, self.alpha)
 
     def trainer(self, i: int) -> Trainer:
-        return Trainer(self.classes[i], self.X, self.y, self.labels, self.random_state)
+        return Trainer(self.classes[i], self.X, self.y, self.labels, self.random_state,
+                       self.X_val, self.y_val)
 
 
 @dataclass

@@ -1,0 +1,147 @@
+"""Algorithm 1: majorization–minimization of Problem 2 with Problem 3 as the majoriser.
+
+Problem 2 (the ramp version of Problem 1):
+
+    minimise  g₀(r(w, b)) + λ/2 ‖w‖²   s.t.  g_j(r(w, b)) ≤ γ_j,  j = 1..m,
+
+where r_x = σ(z_x), σ(z) = max{0, min{1, ½ + z}} (eq. 2), z_x = ⟨w, x⟩ + b, and each g_j is
+linear: g_j(p) = k_j + Σ_x c_jx p_x (see ``rates.py``). Problem 3 replaces, at the current
+iterate z', each c σ(z) by its tight convex upper bound (eqs. 4–5): for c > 0,
+c·max{0, ½ + z} where z' ≤ ½ and the constant c elsewhere; for c < 0, c σ(z) = |c| σ(−z) − |c|
+is bounded by |c|·max{0, ½ − z} − |c| where z' ≥ −½ and by 0 elsewhere. The bound of each
+function is convex and tight at z', so the Lagrangian Ψ (eq. 7) stays linear in v.
+
+The multipliers live in V = [0, v_max]^m, so the saddle problem is the exact penalty
+g₀ + v_max Σ_j [g_j − γ_j]₊: from an infeasible start the iterations first reduce the violation
+(and a constraint that stays violated is reported as infeasible by the estimator).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from safeclf.methods.ramp.cutting_plane import cutting_plane
+from safeclf.methods.ramp.svm import weighted_hinge_svm
+
+
+def ramp(z):
+    """σ(z) = max{0, min{1, ½ + z}} (eq. 2): the probability of a positive prediction."""
+    return np.clip(0.5 + np.asarray(z, dtype=float), 0.0, 1.0)
+
+
+@dataclass
+class Problem:
+    """Problem 2's data: ``coef`` (m+1, n) signed coefficients of p_x (row 0 the objective),
+    ``const`` (m+1,), ``gamma`` (m,), λ and the bias scaling s (0: no bias)."""
+
+    X: object
+    coef: np.ndarray
+    const: np.ndarray
+    gamma: np.ndarray
+    lam: float
+    s: float
+
+    @property
+    def m(self) -> int:
+        return self.gamma.size
+
+    def z(self, w, b):
+        return np.asarray(self.X @ w).ravel() + b
+
+    def reg(self, w, b):
+        return 0.5 * self.lam * (float(w @ w) + ((b / self.s) ** 2 if self.s > 0 else 0.0))
+
+    def values(self, p):
+        """g_j(p) for j = 0..m."""
+        return self.const + self.coef @ p
+
+    def penalised(self, w, b, v_max):
+        """g₀(σ) + λ/2‖w‖² + v_max Σ [g_j(σ) − γ_j]₊: the merit Algorithm 1 decreases."""
+        g = self.values(ramp(self.z(w, b)))
+        return float(g[0] + self.reg(w, b) + v_max * np.maximum(0.0, g[1:] - self.gamma).sum())
+
+
+@dataclass
+class Majoriser:
+    """Problem 3 at z': hinge weights (m+1, n) for max{0, ½ + z} (``pos``) and
+    max{0, ½ − z} (``neg``), and the constants K_j."""
+
+    pos: np.ndarray
+    neg: np.ndarray
+    K: np.ndarray
+
+    @classmethod
+    def at(cls, prob: Problem, z_prime) -> Majoriser:
+        hp = (z_prime <= 0.5).astype(float)   # σ̌_p is the hinge
+        hn = (z_prime >= -0.5).astype(float)  # σ̌_n is the hinge
+        P = np.maximum(prob.coef, 0.0)
+        N = np.maximum(-prob.coef, 0.0)
+        K = prob.const + P @ (1.0 - hp) - N @ hn
+        return cls(P * hp, N * hn, K)
+
+    def bounds(self, z):
+        """The convex bounds of g_0..g_m at z (they equal g_j(σ(z)) at z = z')."""
+        return self.K + self.pos @ np.maximum(0.0, 0.5 + z) + self.neg @ np.maximum(0.0, 0.5 - z)
+
+
+@dataclass
+class MMResult:
+    w: np.ndarray
+    b: float
+    v: np.ndarray
+    mm_iterations: int
+    cp_iterations: list[int] = field(default_factory=list)
+    duality_gaps: list[float] = field(default_factory=list)
+    merits: list[float] = field(default_factory=list)
+    svm_gaps: list[float] = field(default_factory=list)
+    history: list[dict] = field(default_factory=list)
+
+
+def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_iter=30,
+          cp_tol=1e-4, svm_tol=1e-3, svm_max_iter=5000, w0=None, b0=0.0, callback=None):
+    """Algorithm 1 from (w0, b0) (default the zero vector, as in the paper's experiments);
+    each step solves Problem 3 by Algorithm 2."""
+    d = prob.X.shape[1]
+    w = np.zeros(d) if w0 is None else np.asarray(w0, float)
+    b = float(b0)
+    merit = prob.penalised(w, b, v_max)
+    out = MMResult(w, b, np.zeros(prob.m), 0, merits=[merit])
+    v_start = None
+    for t in range(1, max_mm_iter + 1):
+        maj = Majoriser.at(prob, prob.z(w, b))
+
+        def evaluate(v, maj=maj):
+            weights = np.r_[1.0, v]
+            a_pos, a_neg = weights @ maj.pos, weights @ maj.neg
+            res = weighted_hinge_svm(prob.X, a_pos, a_neg, prob.lam, prob.s, svm_tol,
+                                     svm_max_iter)
+            bounds = maj.bounds(prob.z(res.w, res.b))
+            const = maj.K[0] + v @ (maj.K[1:] - prob.gamma)
+            upper = bounds[0] + v @ (bounds[1:] - prob.gamma) + prob.reg(res.w, res.b)
+            lower = min(res.lower + const, upper)
+            return upper, lower, bounds[1:] - prob.gamma, res
+
+        cp = cutting_plane(evaluate, prob.m, v_max, cp_tol, max_cp_iter, v_start)
+        res = cp.best.payload
+        new_merit = prob.penalised(res.w, res.b, v_max)
+        out.cp_iterations.append(cp.iterations)
+        out.duality_gaps.append(cp.gap)
+        out.svm_gaps.append(res.upper - res.lower)
+        out.history.append({"iteration": t, "merit": new_merit, "v": cp.best.v.tolist(),
+                            "cp_iterations": cp.iterations, "duality_gap": cp.gap})
+        if callback is not None:
+            callback(t, res, cp)
+        out.mm_iterations = t
+        if new_merit > merit + 1e-12 * max(1.0, abs(merit)):
+            break  # an inexact inner solve did not improve: keep the previous iterate
+        improvement = merit - new_merit
+        w, b, merit = res.w, res.b, new_merit
+        out.w, out.b, out.v = w, b, cp.best.v
+        out.merits.append(merit)
+        v_start = cp.best.v
+        if improvement <= mm_tol * max(1.0, abs(merit)):
+            break
+    return out
+

@@ -1,0 +1,487 @@
+"""Rate expressions: the paper's Table 2 as small objects the solver consumes.
+
+Every quantity of Goh et al. (2016) is a linear function of the indicators
+p_x = 1[f(x) > 0] over the training rows (Problem 1 writes it as positive combinations of
+s_p(D_i) and s_n(D_i); since s_n = 1 − s_p we keep one signed coefficient per row plus a
+constant). A constraint is therefore ``const + coef · p ≤ γ`` (:class:`Linear`); the solver
+never needs to know which rate produced it, so a new rate is one new class here.
+
+The same linear form evaluated at p_x = σ(f(x)) (the ramp probability) gives the randomised
+classifier's expected rate, which is what Problem 2 constrains.
+
+YAML vocabulary (``constraints:`` and ``objective:`` of the ``ramp`` method)::
+
+    {rate: coverage,  max: 0.3, subset: {groups: Female}}   # s_p(D) ≤ 0.3
+    {rate: error,     max: 0.2}                              # error rate on D
+    {rate: recall,    min: 0.9, subset: {role: d2}}          # s_p(D+) ≥ 0.9 (Neyman–Pearson)
+    {rate: recall,    min: baseline, subset: {role: d2}}     # ≥ the deployed model's recall
+    {rate: fpr,       max: 0.1}                              # s_p(D−) ≤ 0.1
+    {rate: churn,     max: 0.03, subset: {role: d3}}         # share differing from rows baseline
+    {rate: fairness_ratio,    kappa: 0.8}                    # s_p(D_A) ≥ κ s_p(D_B)
+    {rate: equal_opportunity, kappa: 0.8}                    # s_p(D_A∩D+) ≥ κ s_p(D_B∩D+)
+    {rate: egregious, min: 0.9, subset: {egregious: 1}}      # share of a listed set correct
+
+``subset`` selects training rows by dataset ``rows`` entries (a value or a list of values);
+``groups`` names the row with group labels (default ``groups``), ``privileged`` the group B
+(default: the group whose labels are most often positive); ``name`` labels the constraint in
+reports. Objective terms take ``weight`` and ``count: true`` (the term counts examples,
+divided by the number of training rows, instead of being a rate on its subset).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Linear:
+    """``const + coef · p`` for p ∈ [0, 1]^n (one coefficient per training row)."""
+
+    coef: np.ndarray
+    const: float
+
+    def value(self, p) -> float:
+        return float(self.const + self.coef @ np.asarray(p, dtype=float))
+
+    def __add__(self, other: Linear) -> Linear:
+        return Linear(self.coef + other.coef, self.const + other.const)
+
+    def scaled(self, a: float) -> Linear:
+        return Linear(a * self.coef, a * self.const)
+
+
+class FitData:
+    """What rates are computed from: positives (bool, n), the rows entries, n."""
+
+    def __init__(self, positive: np.ndarray, rows: Mapping[str, Any]):
+        self.positive = np.asarray(positive, dtype=bool)
+        self.rows = {k: np.asarray(v) for k, v in rows.items()}
+        self.n = self.positive.shape[0]
+
+    def mask(self, subset: Mapping[str, Any] | None, where: str) -> np.ndarray:
+        out = np.ones(self.n, dtype=bool)
+        for key, wanted in (subset or {}).items():
+            if key not in self.rows:
+                raise ValueError(f"{where}.subset names rows '{key}' which the data does not "
+                                 f"provide (has: {sorted(self.rows) or 'none'})")
+            values = wanted if isinstance(wanted, list | tuple) else [wanted]
+            col = self.rows[key]
+            hit = np.zeros(self.n, dtype=bool)
+            for v in values:
+                hit |= _equal(col, v)
+            out &= hit
+        return out
+
+    def row(self, key: str, where: str) -> np.ndarray:
+        if key not in self.rows:
+            raise ValueError(f"{where} needs rows '{key}' which the data does not provide "
+                             f"(has: {sorted(self.rows) or 'none'})")
+        return self.rows[key]
+
+
+def _equal(col: np.ndarray, value) -> np.ndarray:
+    if col.dtype.kind in "biuf" and isinstance(value, bool | Real):
+        return col.astype(float) == float(value)
+    if col.dtype.kind == "b":
+        return col == (str(value).lower() in ("true", "1", "yes"))
+    return col.astype(str) == str(value)
+
+
+def _share(mask: np.ndarray, where: str, what: str) -> np.ndarray:
+    """Coefficients of s_p(D) for D = mask: 1/|D| on D (eq. 1)."""
+    k = int(mask.sum())
+    if k == 0:
+        raise ValueError(f"{where}: {what} is empty on the training data")
+    return mask / k
+
+
+# ----------------------------------------------------------------------------- rates
+@dataclass(frozen=True)
+class Rate:
+    """A rate on the training rows selected by ``subset``: ``linear(data)`` in p."""
+
+    subset: Mapping[str, Any] | None = None
+    where: str = "rate"
+    kind = "rate"
+
+    def rows_needed(self) -> set[str]:
+        return set(self.subset or {})
+
+    def on(self, data: FitData) -> np.ndarray:
+        return data.mask(self.subset, self.where)
+
+    def linear(self, data: FitData) -> Linear:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def size(self, data: FitData) -> int:
+        """|D| the rate is normalised by (for ``count: true`` objective terms)."""
+        return int(self.on(data).sum())
+
+    def describe(self) -> str:
+        sub = ", ".join(f"{k}={v}" for k, v in (self.subset or {}).items())
+        return f"{self.kind}" + (f" on {sub}" if sub else "")
+
+
+class Coverage(Rate):
+    """s_p(D): the share predicted positive."""
+
+    kind = "coverage"
+
+    def linear(self, data):
+        return Linear(_share(self.on(data), self.where, "the subset"), 0.0)
+
+
+class ErrorRate(Rate):
+    """#Errors/|D| = (|D−| s_p(D−) + |D+| s_n(D+)) / |D|."""
+
+    kind = "error"
+
+    def linear(self, data):
+        m = self.on(data)
+        k = int(m.sum())
+        if k == 0:
+            raise ValueError(f"{self.where}: the subset is empty on the training data")
+        pos, neg = m & data.positive, m & ~data.positive
+        return Linear((neg.astype(float) - pos) / k, pos.sum() / k)
+
+
+class Accuracy(ErrorRate):
+    """1 − error rate: the share classified correctly (the egregious-examples rate)."""
+
+    kind = "accuracy"
+
+    def linear(self, data):
+        e = super().linear(data)
+        return Linear(-e.coef, 1.0 - e.const)
+
+
+class Egregious(Accuracy):
+    kind = "egregious"
+
+
+class Recall(Rate):
+    """#TP/|D+| = s_p(D+)."""
+
+    kind = "recall"
+
+    def linear(self, data):
+        return Linear(_share(self.on(data) & data.positive, self.where, "the positive subset"), 0.0)
+
+    def size(self, data):
+        return int((self.on(data) & data.positive).sum())
+
+
+class FalsePositiveRate(Rate):
+    """s_p(D−): the Neyman–Pearson constraint."""
+
+    kind = "fpr"
+
+    def linear(self, data):
+        return Linear(_share(self.on(data) & ~data.positive, self.where, "the negative subset"),
+                      0.0)
+
+    def size(self, data):
+        return int((self.on(data) & ~data.positive).sum())
+
+
+class FalseNegativeRate(Rate):
+    """s_n(D+) = 1 − recall."""
+
+    kind = "fnr"
+
+    def linear(self, data):
+        r = Recall.linear(self, data)
+        return Linear(-r.coef, 1.0)
+
+    def size(self, data):
+        return int((self.on(data) & data.positive).sum())
+
+
+@dataclass(frozen=True)
+class Churn(Rate):
+    """#Changes/|D| against the deployed model's predictions ``rows[baseline]``:
+    (|D+−| s_n... in Table 2) = share of D where p_x differs from the baseline's label."""
+
+    baseline: str = "baseline"
+    kind = "churn"
+
+    def rows_needed(self):
+        return super().rows_needed() | {self.baseline}
+
+    def linear(self, data):
+        m = self.on(data)
+        k = int(m.sum())
+        if k == 0:
+            raise ValueError(f"{self.where}: the subset is empty on the training data")
+        base = baseline_positive(data, self.baseline, self.where)
+        was_pos, was_neg = m & base, m & ~base
+        return Linear((was_neg.astype(float) - was_pos) / k, was_pos.sum() / k)
+
+
+def baseline_positive(data: FitData, key: str, where: str) -> np.ndarray:
+    """The deployed model's predictions as booleans (positive = larger of two labels, or a
+    truthy value for 0/1 and bool columns)."""
+    b = data.row(key, where)
+    if b.dtype.kind == "b":
+        return b
+    if b.dtype.kind in "iuf":
+        values = np.unique(b)
+        if set(values.tolist()) <= {0, 1} or set(values.tolist()) <= {-1, 1}:
+            return b > 0
+        if values.size <= 2:
+            return b == values.max()
+        raise ValueError(f"{where}: rows '{key}' must hold two labels, got {values.size} values")
+    values = np.unique(b.astype(str))
+    if values.size > 2:
+        raise ValueError(f"{where}: rows '{key}' must hold two labels, got {values.size} values")
+    return b.astype(str) == values.max()
+
+
+RATES: dict[str, type[Rate]] = {
+    cls.kind: cls
+    for cls in (Coverage, ErrorRate, Accuracy, Egregious, Recall, FalsePositiveRate,
+                FalseNegativeRate, Churn)
+}
+
+
+# ----------------------------------------------------------------------------- constraints
+@dataclass(frozen=True)
+class BoundConstraint:
+    """``rate ≤ max`` or ``rate ≥ min``; the bound may be ``baseline``: the rate of the
+    deployed model's predictions (rows ``baseline``) on the same rows."""
+
+    rate: Rate
+    sense: str  # "max" | "min"
+    bound: Any
+    name: str
+    where: str
+
+    def rows_needed(self):
+        need = self.rate.rows_needed()
+        return need | {"baseline"} if self.bound == "baseline" else need
+
+    def target(self, data: FitData) -> float:
+        if self.bound == "baseline":
+            base = baseline_positive(data, "baseline", self.where).astype(float)
+            return self.rate.linear(data).value(base)
+        return float(self.bound)
+
+    def linear(self, data) -> tuple[Linear, float]:
+        """(g, γ) with the constraint written g(p) ≤ γ (Problem 1)."""
+        lin, t = self.rate.linear(data), self.target(data)
+        return (lin, t) if self.sense == "max" else (lin.scaled(-1.0), -t)
+
+    def value(self, data, p) -> float:
+        return self.rate.linear(data).value(p)
+
+    def describe(self) -> str:
+        op = "≤" if self.sense == "max" else "≥"
+        return f"{self.rate.describe()} {op} {self.bound}"
+
+
+@dataclass(frozen=True)
+class RatioConstraint:
+    """Demographic parity as a ratio: s_p(D_A) ≥ κ s_p(D_B) (Table 2; B is the privileged
+    group, A the others), written κ s_p(D_B) − s_p(D_A) ≤ 0. Its reported value is the
+    paper's fairness ratio s_p(D_B)/s_p(D_A), whose target is 1/κ. ``positives_only`` gives
+    equal opportunity: the same on D ∩ D+."""
+
+    kappa: float
+    groups: str
+    privileged: Any
+    positives_only: bool
+    name: str
+    where: str
+    subset: Mapping[str, Any] | None = None
+
+    @property
+    def kind(self):
+        return "equal_opportunity" if self.positives_only else "fairness_ratio"
+
+    def rows_needed(self):
+        return set(self.subset or {}) | {self.groups}
+
+    def _sets(self, data: FitData):
+        g = data.row(self.groups, self.where).astype(str)
+        base = data.mask(self.subset, self.where)
+        if self.positives_only:
+            base = base & data.positive
+        priv = self.privileged
+        if priv is None:  # the group whose labels are most often positive
+            names = np.unique(g)
+            priv = max(names, key=lambda a: data.positive[g == a].mean())
+        B = base & (g == str(priv))
+        A = base & (g != str(priv))
+        if not B.any():
+            raise ValueError(f"{self.where}.privileged group '{priv}' has no training rows")
+        if not A.any():
+            raise ValueError(f"{self.where}: no training rows outside the privileged group")
+        return A, B
+
+    def target(self, data) -> float:
+        return 1.0 / self.kappa
+
+    def linear(self, data) -> tuple[Linear, float]:
+        A, B = self._sets(data)
+        return Linear(self.kappa * B / B.sum() - A / A.sum(), 0.0), 0.0
+
+    def value(self, data, p) -> float:
+        A, B = self._sets(data)
+        p = np.asarray(p, dtype=float)
+        a = p[A].mean()
+        return float(p[B].mean() / a) if a > 0 else float("inf")
+
+    def describe(self) -> str:
+        on = "positives of " if self.positives_only else ""
+        return f"{self.kind}: s_p({on}others) ≥ {self.kappa}·s_p({on}{self.privileged or 'privileged'})"
+
+
+# ----------------------------------------------------------------------------- parsing
+_BOUND_RATES = set(RATES)
+_RATIO_RATES = {"fairness_ratio", "equal_opportunity"}
+_COMMON = {"rate", "subset", "name"}
+
+
+@dataclass(frozen=True)
+class ObjectiveTerm:
+    rate: Rate
+    weight: float = 1.0
+    count: bool = False
+
+    def linear(self, data: FitData) -> Linear:
+        lin = self.rate.linear(data)
+        scale = self.weight * (self.rate.size(data) / data.n if self.count else 1.0)
+        return lin.scaled(scale)
+
+
+@dataclass(frozen=True)
+class Objective:
+    terms: tuple[ObjectiveTerm, ...] = field(default_factory=tuple)
+
+    def rows_needed(self):
+        return set().union(*(t.rate.rows_needed() for t in self.terms))
+
+    def linear(self, data: FitData) -> Linear:
+        out = Linear(np.zeros(data.n), 0.0)
+        for t in self.terms:
+            out = out + t.linear(data)
+        return out
+
+
+def _check_subset(item, where):
+    sub = item.get("subset")
+    if sub is not None and not isinstance(sub, Mapping):
+        raise ValueError(f"{where}.subset must be a mapping of rows name to value(s), got {sub!r}")
+    return dict(sub) if sub else None
+
+
+def _number(value, where, low=None, high=None, low_open=False):
+    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
+        raise ValueError(f"{where} must be a number, got {value!r}")
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(f"{where} must be {'>' if low_open else '≥'} {low}, got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{where} must be ≤ {high}, got {value}")
+    return float(value)
+
+
+def _kind(item, where, allowed):
+    if not isinstance(item, Mapping):
+        raise ValueError(f"{where} must be a mapping such as {{rate: coverage, max: 0.3}}, "
+                         f"got {item!r}")
+    kind = item.get("rate")
+    if kind not in allowed:
+        from safeclf.errors import closest
+
+        raise ValueError(f"{where}.rate must be one of {', '.join(sorted(allowed))}, got "
+                         f"{kind!r}{closest(str(kind), allowed)}")
+    return kind
+
+
+def parse_constraint(item, where: str, index: int):
+    kind = _kind(item, where, _BOUND_RATES | _RATIO_RATES)
+    name = item.get("name", kind)
+    if not isinstance(name, str) or not name.replace("_", "").isalnum():
+        raise ValueError(f"{where}.name must be a word of letters, digits and _, got {name!r}")
+    subset = _check_subset(item, where)
+    if kind in _RATIO_RATES:
+        allowed = _COMMON | {"kappa", "groups", "privileged"}
+        _unknown(item, allowed, where)
+        if "kappa" not in item:
+            raise ValueError(f"{where}.kappa is required for rate {kind} (s_p(D_A) ≥ κ s_p(D_B))")
+        kappa = _number(item["kappa"], f"{where}.kappa", 0.0, 1.0, low_open=True)
+        groups = item.get("groups", "groups")
+        if not isinstance(groups, str):
+            raise ValueError(f"{where}.groups must name a rows entry, got {groups!r}")
+        return RatioConstraint(kappa, groups, item.get("privileged"), kind == "equal_opportunity",
+                               name, where, subset)
+    allowed = _COMMON | {"max", "min"} | ({"baseline"} if kind == "churn" else set())
+    _unknown(item, allowed, where)
+    senses = [s for s in ("max", "min") if s in item]
+    if len(senses) != 1:
+        raise ValueError(f"{where} needs exactly one of max or min (rate {kind} ≤ max or ≥ min)")
+    sense = senses[0]
+    bound = item[sense]
+    if bound != "baseline":
+        bound = _number(bound, f"{where}.{sense}", 0.0, 1.0)
+    extra = {"baseline": item["baseline"]} if "baseline" in item else {}
+    rate = RATES[kind](subset=subset, where=where, **extra)
+    if kind == "egregious" and subset is None:
+        rate = RATES[kind](subset={"egregious": 1}, where=where)
+    return BoundConstraint(rate, sense, bound, name, where)
+
+
+def _unknown(item, allowed, where):
+    for key in item:
+        if key not in allowed:
+            from safeclf.errors import closest
+
+            raise ValueError(f"{where}.{key} is not a key of rate {item.get('rate')} (allowed: "
+                             f"{', '.join(sorted(allowed))}){closest(str(key), allowed)}")
+
+
+def parse_constraints(items, where: str = "constraints") -> list:
+    if items is None:
+        return []
+    if not isinstance(items, list | tuple):
+        raise ValueError(f"{where} must be a list of mappings such as "
+                         f"[{{rate: fairness_ratio, kappa: 0.8}}], got {items!r}")
+    out = [parse_constraint(it, f"{where}[{i}]", i) for i, it in enumerate(items)]
+    names = [c.name for c in out]
+    for i, nm in enumerate(names):
+        if names.count(nm) > 1:
+            out[i] = _renamed(out[i], f"{nm}{names[:i].count(nm)}")
+    return out
+
+
+def _renamed(c, name):
+    from dataclasses import replace
+
+    return replace(c, name=name)
+
+
+def parse_objective(spec, where: str = "objective") -> Objective:
+    """``"error"`` (the default), a rate name, or a list of terms
+    ``{rate, subset, weight, count}`` summed."""
+    if isinstance(spec, str):
+        spec = [{"rate": spec}]
+    if not isinstance(spec, list | tuple) or not spec:
+        raise ValueError(f"{where} must be a rate name or a non-empty list of "
+                         f"{{rate, subset, weight, count}}, got {spec!r}")
+    terms = []
+    for i, item in enumerate(spec):
+        w = f"{where}[{i}]"
+        kind = _kind(item, w, _BOUND_RATES)
+        _unknown(item, {"rate", "subset", "weight", "count"}, w)
+        weight = _number(item.get("weight", 1.0), f"{w}.weight", 0.0)
+        count = item.get("count", False)
+        if not isinstance(count, bool):
+            raise ValueError(f"{w}.count must be true or false, got {count!r}")
+        terms.append(ObjectiveTerm(RATES[kind](subset=_check_subset(item, w), where=w),
+                                   weight, count))
+    return Objective(tuple(terms))

@@ -1,0 +1,118 @@
+"""The inner problem of Algorithm 2 (SVMOptimizer): a weighted hinge-loss SVM.
+
+For fixed multipliers v, minimising Ψ (eq. 7) over (w, b) is, up to a constant,
+
+    min_{w,b}  Σ_x a⁺_x max{0, ½ + z_x} + a⁻_x max{0, ½ − z_x} + λ/2 (‖w‖² + (b/s)²),
+    z_x = ⟨w, x⟩ + b,
+
+where a⁺ (a⁻) weighs the rows whose upper bound on σ (on 1 − σ) is the hinge (Section 2.1 and
+Appendix F). With u = 2w, c = 2b this is (λ/4) times the standard SVM
+
+    P(ũ) = ½‖ũ‖² + Σ_i C_i max{0, 1 − y_i ⟨ũ, x̃_i⟩},   C_i = 2 a_i / λ,   x̃ = [x, s], ũ = [u, c/s],
+
+with label −1 for the a⁺ rows and +1 for the a⁻ rows, solved by LIBLINEAR's dual coordinate
+descent through scikit-learn. The bias is *regularised* like LIBLINEAR's: it is the weight of
+a constant feature s (``intercept_scaling``), penalised by λ/2 (b/s)².
+
+LIBLINEAR does not return its dual variables, so the lower bound the cutting plane needs is a
+dual certificate rebuilt from the primal solution: α_i = C_i on rows inside the margin, 0 on
+rows outside, and the rows on the margin fitted by bounded least squares so that
+Σ α_i y_i x̃_i ≈ ũ. Any α in the box gives a valid lower bound D(α) = Σ α_i − ½‖Σ α_i y_i x̃_i‖²
+(weak duality), so the returned gap is an honest bound on the sub-optimality.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+
+@dataclass
+class SVMResult:
+    w: np.ndarray
+    b: float
+    upper: float  # the inner objective at (w, b)
+    lower: float  # a certified lower bound on its minimum
+    n_rows: int
+    n_iter: int
+
+
+def _stack(X, idx_pos, idx_neg):
+    if sp.issparse(X):
+        return sp.vstack([X[idx_pos], X[idx_neg]], format="csr")
+    return np.vstack([X[idx_pos], X[idx_neg]])
+
+
+def inner_objective(z, a_pos, a_neg, w, b, lam, s):
+    """The weighted hinge objective in the (w, b) scale of eq. (7)."""
+    reg = 0.5 * lam * (float(w @ w) + (b / s) ** 2 if s > 0 else float(w @ w))
+    return float(a_pos @ np.maximum(0.0, 0.5 + z) + a_neg @ np.maximum(0.0, 0.5 - z)) + reg
+
+
+def weighted_hinge_svm(X, a_pos, a_neg, lam, intercept_scaling=1.0, tol=1e-3, max_iter=5000):
+    """Minimise the weighted hinge objective above; returns an :class:`SVMResult`."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.svm import LinearSVC
+
+    d = X.shape[1]
+    s = float(intercept_scaling)
+    idx_pos = np.flatnonzero(a_pos > 0)
+    idx_neg = np.flatnonzero(a_neg > 0)
+    if idx_pos.size + idx_neg.size == 0:
+        return SVMResult(np.zeros(d), 0.0, 0.0, 0.0, 0, 0)
+    Xs = _stack(X, idx_pos, idx_neg)
+    y = np.r_[-np.ones(idx_pos.size), np.ones(idx_neg.size)]
+    C = 2.0 * np.r_[a_pos[idx_pos], a_neg[idx_neg]] / lam
+    dummy = idx_pos.size == 0 or idx_neg.size == 0
+    if dummy:  # LIBLINEAR needs two classes: add one zero-weight row of the missing label
+        Xs = sp.vstack([Xs, sp.csr_matrix((1, d))]) if sp.issparse(Xs) else np.vstack(
+            [Xs, np.zeros((1, d))])
+        y = np.r_[y, 1.0 if idx_neg.size == 0 else -1.0]
+        C = np.r_[C, 1e-300]
+    model = LinearSVC(C=1.0, loss="hinge", dual=True, tol=tol, max_iter=max_iter,
+                      fit_intercept=s > 0, intercept_scaling=s if s > 0 else 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(Xs, y, sample_weight=C)
+    u = model.coef_.ravel().astype(float)
+    c = float(model.intercept_[0]) if s > 0 else 0.0
+    if dummy:
+        Xs, y, C = Xs[:-1], y[:-1], C[:-1]
+    lower_p = _dual_certificate(Xs, y, C, u, c, s)
+    w, b = 0.5 * u, 0.5 * c
+    z = X @ w + b
+    upper = inner_objective(z, a_pos, a_neg, w, b, lam, s)
+    lower = 0.25 * lam * lower_p
+    return SVMResult(w, b, upper, min(lower, upper), int(C.size), int(np.max(model.n_iter_)))
+
+
+def _dual_certificate(Xs, y, C, u, c, s, band=1e-2, max_free=4000):
+    """A lower bound D(α) on min P from the primal solution (see module docstring)."""
+    from scipy.optimize import lsq_linear
+
+    margin = y * (Xs @ u + c)
+    alpha = np.where(margin < 1.0, C, 0.0)
+    free = np.flatnonzero(np.abs(margin - 1.0) <= band)
+    if free.size > max_free:
+        free = free[np.argsort(np.abs(margin[free] - 1.0))[:max_free]]
+
+    def combo(a):  # Σ α_i y_i x̃_i
+        ay = a * y
+        head = Xs.T @ ay
+        return np.r_[np.asarray(head).ravel(), (s * ay.sum()) if s > 0 else 0.0]
+
+    target = np.r_[u, c / s if s > 0 else 0.0]
+    if free.size:
+        alpha[free] = 0.0
+        rest = target - combo(alpha)
+        Xf = Xs[free]
+        Xf = Xf.toarray() if sp.issparse(Xf) else np.asarray(Xf)
+        A = np.c_[Xf, np.full(free.size, s if s > 0 else 0.0)] * y[free, None]
+        sol = lsq_linear(A.T, rest, bounds=(np.zeros(free.size), C[free]), method="bvls"
+                         if free.size <= 300 else "trf", tol=1e-10, max_iter=200)
+        alpha[free] = np.clip(sol.x, 0.0, C[free])
+    v = combo(alpha)
+    return float(alpha.sum() - 0.5 * v @ v)

@@ -1,0 +1,298 @@
+"""BudgetedSelection: choose among model classes F_1..F_K under a budget of T quanta."""
+
+from __future__ import annotations
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from safeclf.errors import SpecError
+from safeclf.methods.selection import procedures as P
+from safeclf.methods.selection.classes import check_features, parse_classes
+from safeclf.methods.selection.penalty import (
+    coarse_grid,
+    gamma,
+    grid_size_bound,
+    penalties_nondecreasing,
+)
+from safeclf.plugin import Report
+
+PROCEDURES = ("bandit", "coarse_grid", "uniform", "oracle", "halving")
+
+
+class BudgetedSelection(ClassifierMixin, BaseEstimator):
+    """Model selection under a compute budget (Agarwal, Duchi, Bartlett, Levrard 2011).
+
+    Parameters
+    ----------
+    classes : list of mapping
+        The model classes F_1..F_K, each ``{method, params, complexity, features, cost,
+        incremental, name}`` (see :mod:`safeclf.methods.selection.classes`); for the coarse
+        grid they must be nested, F_1 ⊂ … ⊂ F_K (Assumption B).
+    procedure : {"bandit", "coarse_grid", "uniform", "oracle", "halving"}
+        Algorithm 1, the coarse grid (12), T/K quanta to every class, all of T on the class
+        that is best in hindsight (5) (needs ``X_hindsight``), or scikit-learn's
+        HalvingGridSearchCV whose compute is held to T quanta.
+    budget : int
+        T, the number of quanta (T ≥ K).
+    quantum : int
+        Samples a quantum buys for the costliest class; class i gets
+        n_i = round(quantum · max_j cost_j / cost_i) samples per quantum (n_i ∝ 1/cost_i).
+    cost : {"complexity", "given", "measured"}
+        Cost per sample: proportional to the complexity d_i (Example 1), each class's ``cost``,
+        or measured by timing one fit of each class on ``cost_probe`` samples.
+    penalty_c, penalty_alpha : float
+        γ_i(n) = c·(d_i / n)^α.
+    kappa2 : float
+        κ₂ of Assumption A, the multiplier of the confidence term of (6); √2 is Hoeffding's
+        constant for the 0-1 loss (P(|R̂_n − R| > κ₂ε) ≤ 2·exp(−4nε²)).
+    confidence : {"log_k", "log_kt"}
+        The confidence term of (6), κ₂·sqrt(log K / n), alone or plus κ₂·sqrt(log t / n) as in
+        the proof of Theorem 1.
+    lam : float
+        λ > 0 of the coarse grid (Definition 1).
+    incremental : {"auto", "partial_fit", "warm_start", "refit"}
+        Default for classes that do not say: ``auto`` uses ``partial_fit`` and refuses a class
+        without it when the procedure trains by quanta (bandit).
+    halving_factor : int
+        The ``factor`` of HalvingGridSearchCV.
+    risk : {"empirical", "holdout"}
+        The risk estimate R̂ in (6) and (12): the 0-1 risk on the samples the model was trained
+        on (the paper's R̂_n(Â(i, n))), or on a validation set of ``holdout`` × the training
+        rows set aside before the stream (never trained on; evaluating is not charged).
+    """
+
+    _parameter_constraints = {
+        "classes": [list, None],
+        "procedure": [StrOptions(set(PROCEDURES))],
+        "budget": [Interval(Integral, 1, None, closed="left")],
+        "quantum": [Interval(Integral, 1, None, closed="left")],
+        "cost": [StrOptions({"complexity", "given", "measured"})],
+        "cost_probe": [Interval(Integral, 10, None, closed="left")],
+        "penalty_c": [Interval(Real, 0, None, closed="left")],
+        "penalty_alpha": [Interval(Real, 0, None, closed="neither")],
+        "kappa2": [Interval(Real, 0, None, closed="left")],
+        "confidence": [StrOptions({"log_k", "log_kt"})],
+        "lam": [Interval(Real, 0, None, closed="neither")],
+        "incremental": [StrOptions({"auto", "partial_fit", "warm_start", "refit"})],
+        "halving_factor": [Interval(Integral, 2, None, closed="left")],
+        "risk": [StrOptions({"empirical", "holdout"})],
+        "holdout": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, classes=None, procedure="bandit", budget=50, quantum=100,
+                 cost="complexity", cost_probe=1000, penalty_c=1.0, penalty_alpha=0.5,
+                 kappa2=1.4142135623730951, confidence="log_k", lam=1.0, incremental="auto",
+                 halving_factor=3, risk="empirical", holdout=0.2, random_state=None):
+        self.classes = classes
+        self.procedure = procedure
+        self.budget = budget
+        self.quantum = quantum
+        self.cost = cost
+        self.cost_probe = cost_probe
+        self.penalty_c = penalty_c
+        self.penalty_alpha = penalty_alpha
+        self.kappa2 = kappa2
+        self.confidence = confidence
+        self.lam = lam
+        self.incremental = incremental
+        self.halving_factor = halving_factor
+        self.risk = risk
+        self.holdout = holdout
+        self.random_state = random_state
+
+    # -- validation --------------------------------------------------------------------------
+    def check_spec(self, where: str = "params"):
+        """Validate what ``_parameter_constraints`` cannot: the classes, K ≥ 1, T ≥ K, costs,
+        and nesting of penalties for the coarse grid. Returns the resolved classes."""
+        classes = parse_classes(self.classes, self.incremental, where=f"{where}.classes",
+                                by_quanta=self.procedure == "bandit")
+        K = len(classes)
+        if self.budget < K:
+            raise SpecError(f"{where}.budget T={self.budget} is smaller than the number of "
+                            f"classes K={K}; every class needs at least one quantum")
+        if self.cost == "given":
+            missing = [m.index for m in classes if m.cost is None]
+            if missing:
+                raise SpecError(f"{where}.classes[{missing[0]}].cost is required when "
+                                "cost is 'given'")
+        return classes
+
+    # -- fitting -------------------------------------------------------------------------------
+    def _costs(self, classes, X, y, labels) -> np.ndarray:
+        if self.cost == "complexity":
+            return np.array([m.complexity for m in classes])
+        if self.cost == "given":
+            return np.array([m.cost for m in classes])
+        m_probe = min(len(y), self.cost_probe)
+        out = []
+        for m in classes:
+            est = m.build(self.random_state)
+            t0 = time.perf_counter()
+            est.fit(m.columns(X[:m_probe]), y[:m_probe])
+            out.append((time.perf_counter() - t0) / m_probe)
+        return np.maximum(np.array(out), 1e-12)
+
+    def _stream(self, X, y, rng):
+        """The order in which samples are bought: a random permutation whose first rows hold
+        every label (so the first quantum of any class can be fitted)."""
+        order = rng.permutation(len(y))
+        first = [int(np.flatnonzero(y[order] == lab)[0]) for lab in np.unique(y)]
+        head = sorted(first)
+        rest = np.delete(order, head)
+        return np.r_[order[head], rest]
+
+    def fit(self, X, y, X_hindsight=None, y_hindsight=None):
+        """Run the procedure on the training stream (X, y).
+
+        ``X_hindsight``, ``y_hindsight`` (optional; the runner passes the test part) define
+        the oracle: every class trained on the whole budget, the best in hindsight by (5).
+        Only ``procedure="oracle"`` uses them to choose, and it requires them.
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse=False)
+        check_classification_targets(y)
+        classes = self.check_spec()
+        check_features(classes, X.shape[1])
+        self.classes_ = np.unique(y)
+        if self.procedure == "oracle" and X_hindsight is None:
+            raise ValueError("procedure 'oracle' needs X_hindsight and y_hindsight (data to "
+                             "judge the classes in hindsight)")
+        rng = np.random.default_rng(self.random_state)
+        order = self._stream(X, y, rng)
+        Xs, ys = X[order], y[order]
+        Xv = yv = None
+        if self.risk == "holdout":
+            n_val = int(round(self.holdout * len(ys)))
+            if n_val < 1 or len(ys) - n_val < len(self.classes_):
+                raise ValueError(f"holdout={self.holdout} leaves no validation or training rows "
+                                 f"out of {len(ys)}")
+            Xv, yv = Xs[len(ys) - n_val:], ys[len(ys) - n_val:]
+            Xs, ys = Xs[: len(ys) - n_val], ys[: len(ys) - n_val]
+        seed = None if self.random_state is None else int(rng.integers(2**31 - 1))
+        costs = self._costs(classes, Xs, ys, self.classes_)
+        per_q = np.maximum(1, np.round(self.quantum * costs.max() / costs)).astype(int)
+        setting = P.Setting(classes, Xs, ys, self.classes_, per_q, int(self.budget),
+                            float(self.penalty_c), float(self.penalty_alpha), seed, Xv, yv)
+        K, T = len(classes), int(self.budget)
+
+        full_pen = [setting.penalty(i, T * per_q[i]) for i in range(K)]
+        self.grid_ = coarse_grid(lambda i, s: setting.penalty(i, T * per_q[i] / s), K,
+                                 float(self.lam))
+        if self.procedure == "coarse_grid":
+            bad = penalties_nondecreasing(full_pen)
+            if bad is not None:
+                raise SpecError(
+                    f"params.classes[{bad}]: the coarse grid needs penalties γ_i(T n_i) that do "
+                    f"not decrease along the nested hierarchy (10), got {full_pen[bad]:.4g} after "
+                    f"{full_pen[bad - 1]:.4g}; order the classes by complexity·cost"
+                )
+
+        full = None
+        if X_hindsight is not None:
+            Xh, yh = np.asarray(X_hindsight, dtype=float), np.asarray(y_hindsight)
+            full = P.full_budget(setting)
+            self.oracle_class_, self.hindsight_risk_ = P.oracle_choice(setting, full, Xh, yh)
+
+        if self.procedure == "bandit":
+            sel = P.bandit(setting, float(self.kappa2), self.confidence)
+        elif self.procedure == "coarse_grid":
+            sel = P.coarse(setting, float(self.lam))
+        elif self.procedure == "uniform":
+            sel = P.uniform(setting)
+        elif self.procedure == "oracle":
+            sel = P.oracle(setting, full, Xh, yh)
+        else:
+            sel = P.halving(setting, int(self.halving_factor))
+
+        self.model_classes_ = classes
+        self.per_quantum_ = per_q
+        self.costs_ = costs
+        self.selection_ = sel
+        self.chosen_ = sel.chosen
+        self.model_ = sel.trainer.model
+        self.allocation_ = np.asarray(sel.quanta, float)
+        self.path_ = np.asarray(sel.path, int)
+        self.compute_spent_ = sel.compute
+        self.full_penalty_ = np.asarray(full_pen)
+        return self
+
+    # -- prediction ----------------------------------------------------------------------------
+    def _cols(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        return self.model_classes_[self.chosen_].columns(X)
+
+    def predict(self, X):
+        return self.model_.predict(self._cols(X))
+
+    def _has(name):
+        return lambda self: hasattr(self.model_, name)
+
+    @available_if(_has("decision_function"))
+    def decision_function(self, X):
+        return self.model_.decision_function(self._cols(X))
+
+    @available_if(_has("predict_proba"))
+    def predict_proba(self, X):
+        return self.model_.predict_proba(self._cols(X))
+
+    # -- report --------------------------------------------------------------------------------
+    def safeclf_report(self, task) -> Report:
+        check_is_fitted(self)
+        K, T = len(self.model_classes_), int(self.budget)
+        test_risk = float(np.mean(self.predict(task.test.X) != task.test.y))
+        metrics = {
+            "budget": float(T),
+            "n_model_classes": float(K),
+            "chosen_class": float(self.chosen_ + 1),
+            "chosen_complexity": float(self.model_classes_[self.chosen_].complexity),
+            "chosen_test_risk": test_risk,
+            "coarse_grid_size": float(len(self.grid_)),
+            "coarse_grid_size_per_log_k": float(len(self.grid_) / np.log(K)) if K > 1
+            else float("nan"),
+            "compute_spent": float(self.compute_spent_),
+            "compute_ratio": float(self.compute_spent_ / T),
+        }
+        h = (self.full_penalty_ / max(self.full_penalty_[0], 1e-300)).tolist()
+        details = {
+            "procedure": self.procedure,
+            "class_names": [m.name for m in self.model_classes_],
+            "complexity": [m.complexity for m in self.model_classes_],
+            "incremental": [m.incremental for m in self.model_classes_],
+            "per_quantum": [int(v) for v in self.per_quantum_],
+            "quanta": self.allocation_.tolist(),
+            "path": [int(i) + 1 for i in self.path_],
+            "grid": [int(i) + 1 for i in self.grid_],
+            "grid_size_bound": grid_size_bound(h[0], h[-1], float(self.lam)),
+            "chosen_class": self.chosen_ + 1,
+            "penalty_full_budget": self.full_penalty_.tolist(),
+            **{k: v for k, v in self.selection_.extra.items()},
+        }
+        if hasattr(self, "oracle_class_"):
+            o = self.oracle_class_
+            oracle_risk = self.hindsight_risk_[o]
+            share = 1.0 - self.allocation_[o] / max(self.allocation_.sum(), 1e-300)
+            metrics.update({
+                "oracle_class": float(o + 1),
+                "oracle_test_risk": float(oracle_risk),
+                "excess_risk": test_risk - float(oracle_risk),
+                "suboptimal_share": float(share),
+                "picked_oracle": float(self.chosen_ == o),
+            })
+            details["oracle_class"] = o + 1
+            details["hindsight_risk"] = [float(v) for v in self.hindsight_risk_]
+            details["oracle_in_grid"] = bool(o in self.grid_)
+        return Report(metrics=metrics, details=details)
+
+
+def penalty_for(est: BudgetedSelection, i: int, n: float) -> float:
+    """γ_i(n) for a fitted estimator (for plots and tests)."""
+    return gamma(est.model_classes_[i].complexity, n, est.penalty_c, est.penalty_alpha)

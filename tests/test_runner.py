@@ -1,0 +1,212 @@
+"""The runner end to end: run folder contents, profiles, failure isolation, --check, resume
+after SIGKILL, Dask, determinism."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+TIMING = ["fit_seconds", "predict_seconds"]
+
+
+def _run_dir(out: Path) -> Path:
+    (folder,) = [p for p in out.iterdir() if p.is_dir()]
+    return folder
+
+
+def test_run_writes_every_file(cli, tiny_spec, tmp_path):
+    out = tmp_path / "runs"
+    result = cli("run", tiny_spec, "--out", out, "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert "Summary" in result.output and "expectations met: 1/1" in result.output
+    run = _run_dir(out)
+    assert run.name.endswith("-tiny") and len(run.name.split("-")[0]) == 8
+    for name in ["spec.yaml", "manifest.json", "metrics.csv", "metrics.parquet", "summary.md",
+                 "run.log", "expectations.md", "expectations.csv"]:
+        assert (run / name).is_file(), name
+    manifest = json.loads((run / "manifest.json").read_text())
+    for key in ["command", "safeclf_version", "python", "packages", "git_commit", "host",
+                "start", "end", "seeds"]:
+        assert key in manifest, key
+    assert manifest["seeds"] == [0, 1] and manifest["failed"] == 0 and manifest["ok"] == 12
+    table = pd.read_parquet(run / "metrics.parquet")
+    assert len(table) == 12 == len(list((run / "results").glob("*.json")))
+    assert set(table["status"]) == {"ok"}
+    for col in ["dataset", "method", "param.C", "seed", "test_error", "train_error",
+                "test_log_loss", "test_balanced_accuracy", *TIMING]:
+        assert col in table.columns, col
+    assert table.loc[table.method == "svm", "test_log_loss"].isna().all()
+    assert table.loc[table.method == "logreg", "test_log_loss"].notna().all()
+    csv = pd.read_csv(run / "metrics.csv")
+    assert list(csv.columns) == list(table.columns) and len(csv) == 12
+    plots = sorted(p.name for p in (run / "plots").iterdir())
+    assert plots == ["bar_test_error.png", "bar_test_error.svg", "line_test_error.png",
+                     "line_test_error.svg", "scatter_test_error.png", "scatter_test_error.svg"]
+    summary = (run / "summary.md").read_text()
+    assert "| breast_cancer | logreg |" in summary and "±" in summary
+
+
+def test_profile_and_dry_run(cli, tiny_spec, tmp_path):
+    out = tmp_path / "runs"
+    result = cli("run", tiny_spec, "--out", out, "--profile", "ci", "--dry-run")
+    assert result.exit_code == 0
+    assert "4 jobs" in result.output
+    assert not out.exists()
+
+
+def test_failing_job_does_not_stop_others(cli, write_spec, tmp_path):
+    spec = write_spec("""
+        name: partly-broken
+        datasets: [{dataset: iris}]
+        methods:
+          - method: logreg
+            name: broken
+            params: {penalty: elasticnet, solver: lbfgs}
+          - method: svm
+        """)
+    out = tmp_path / "runs"
+    result = cli("run", spec, "--out", out, "--jobs", "1")
+    assert result.exit_code == 1
+    assert "1 job(s) failed" in result.output
+    table = pd.read_csv(_run_dir(out) / "metrics.csv")
+    by_method = table.set_index("method")
+    assert by_method.loc["svm", "status"] == "ok"
+    assert by_method.loc["broken", "status"] == "failed"
+    error = by_method.loc["broken", "error"]
+    assert "elasticnet" in error and "\n" not in error
+    log = (_run_dir(out) / "run.log").read_text()
+    assert "failed" in log and "ok" in log
+
+
+def test_check_fails_when_expectation_unmet(cli, write_spec, tmp_path):
+    spec = write_spec("""
+        name: strict
+        datasets: [{dataset: iris}]
+        methods: [{method: logreg, params: {max_iter: 500}}]
+        expect:
+          - {metric: test_error, "<": 0.0, note: impossible on purpose}
+          - {metric: test_error, paper: 0.03, tolerance: 0.2}
+        """)
+    checked = cli("run", spec, "--out", tmp_path / "a", "--jobs", "1", "--check")
+    assert checked.exit_code == 1
+    assert "FAIL" in checked.output and "expectations met: 1/2" in checked.output
+    unchecked = cli("run", spec, "--out", tmp_path / "b", "--jobs", "1")
+    assert unchecked.exit_code == 0
+
+
+def test_existing_run_folder_is_never_reused(tmp_path):
+    from safeclf.runs import create_run_dir
+
+    first = create_run_dir(tmp_path, "x", stamp="20260101-000000")
+    (first / "keep.txt").write_text("keep")
+    second = create_run_dir(tmp_path, "x", stamp="20260101-000000")
+    assert first != second and (first / "keep.txt").read_text() == "keep"
+
+
+def test_same_spec_same_numbers(cli, tiny_spec, tmp_path):
+    for name in ("a", "b"):
+        assert cli("run", tiny_spec, "--out", tmp_path / name, "--profile", "ci", "-j", "1").exit_code == 0
+    a = pd.read_csv(_run_dir(tmp_path / "a") / "metrics.csv").drop(columns=TIMING)
+    b = pd.read_csv(_run_dir(tmp_path / "b") / "metrics.csv").drop(columns=TIMING)
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_compare_aligns_runs(cli, tiny_spec, write_spec, tmp_path):
+    out = tmp_path / "runs"
+    assert cli("run", tiny_spec, "--out", out, "--profile", "ci", "-j", "1").exit_code == 0
+    other = write_spec(tiny_spec.read_text().replace("C: 1.0}", "C: 0.01}"), "other.yaml")
+    time.sleep(1.0)  # distinct timestamp
+    assert cli("run", other, "--out", out, "--profile", "ci", "-j", "1").exit_code == 0
+    runs = sorted(p for p in out.iterdir())
+    result = cli("compare", *runs, "--format", "csv")
+    assert result.exit_code == 0, result.output
+    from io import StringIO
+
+    table = pd.read_csv(StringIO(result.output))
+    assert list(table.columns[:3]) == ["dataset", "method", "params"]
+    assert f"Δ {runs[1].name}" in table.columns
+    logreg = table[table.method == "logreg"]
+    assert (logreg[f"Δ {runs[1].name}"] == 0).all()  # unchanged method: no difference
+    svm = table[table.method == "svm"]
+    assert len(svm) == 4  # two C values × two datasets, each only in one run
+    assert svm[[runs[0].name, runs[1].name]].isna().any(axis=1).all()
+    by = cli("compare", *runs, "--by", "method", "--format", "markdown")
+    assert by.exit_code == 0 and by.output.count("| logreg |") == 1
+    bad = cli("compare", *runs, "--metric", "test_eror")
+    assert bad.exit_code == 2 and "did you mean 'test_error'" in bad.stderr
+
+
+SLOW = """
+name: slow
+seeds: 3
+datasets: [{dataset: digits, preprocess: standardize}]
+methods:
+  - method: svm
+    params: {kernel: rbf, C: {grid: [0.01, 0.1, 1.0, 10.0]}}
+"""
+
+
+def _safeclf(*args, **kw):
+    exe = Path(sys.executable).with_name("safeclf")
+    return subprocess.Popen([str(exe), *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, **kw)
+
+
+def test_resume_after_sigkill_gives_the_uninterrupted_rows(write_spec, tmp_path):
+    spec = write_spec(SLOW)
+    ref = _safeclf("run", spec, "--out", tmp_path / "ref", "-j", "2")
+    assert ref.wait(timeout=300) == 0, ref.stderr.read()
+    reference = pd.read_csv(_run_dir(tmp_path / "ref") / "metrics.csv")
+
+    victim = _safeclf("run", spec, "--out", tmp_path / "killed", "-j", "2")
+    deadline = time.time() + 120
+    results = None
+    while time.time() < deadline:
+        found = list((tmp_path / "killed").glob("*/results/*.json"))
+        if len(found) >= 3:
+            results = found
+            break
+        time.sleep(0.02)
+    assert results, "the run produced no results to interrupt"
+    os.killpg(victim.pid, signal.SIGKILL)
+    victim.wait(timeout=30)
+    run = _run_dir(tmp_path / "killed")
+    n_before = len(list((run / "results").glob("*.json")))
+    assert 3 <= n_before < len(reference), "the kill must land mid-run"
+    assert not (run / "metrics.csv").exists()
+
+    resumed = _safeclf("run", spec, "--resume", run, "-j", "2")
+    assert resumed.wait(timeout=300) == 0, resumed.stderr.read()
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["skipped_on_resume"] >= n_before - 2  # records in flight may be rewritten
+    table = pd.read_csv(run / "metrics.csv")
+    pd.testing.assert_frame_equal(table.drop(columns=TIMING), reference.drop(columns=TIMING))
+
+
+def test_resume_refuses_another_spec(cli, tiny_spec, write_spec, tmp_path):
+    out = tmp_path / "runs"
+    assert cli("run", tiny_spec, "--out", out, "--profile", "ci", "-j", "1").exit_code == 0
+    other = write_spec(tiny_spec.read_text().replace("seeds: 2", "seeds: 5"), "other.yaml")
+    result = cli("run", other, "--resume", _run_dir(out))
+    assert result.exit_code == 2 and "does not describe the jobs" in result.stderr
+
+
+def test_dask_local_cluster_runs_jobs(cli, write_spec, tmp_path):
+    pytest.importorskip("dask.distributed", reason="the dask extra is part of dev installs")
+    spec = write_spec("""
+        name: on-dask
+        datasets: [{dataset: iris}]
+        methods: [{method: svm}, {method: logreg, params: {max_iter: 500}}]
+        """)
+    result = cli("run", spec, "--out", tmp_path / "runs", "--backend", "dask", "--jobs", "2")
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(_run_dir(tmp_path / "runs") / "metrics.csv")
+    assert len(table) == 2 and set(table["status"]) == {"ok"}
