@@ -15,8 +15,10 @@ condition is solved for k directly: for t ≠ 0 it reads k² ≥ 2(h_µ̂(t) −
 
 the smallest k the binary search converges to, without its bisection error. The side t < 0
 is the side t > 0 of the mirrored variable −X̂ (bounds −µ̂⁺, −µ̂⁻), and the limit t → 0⁺ at
-µ̂ = µ̂⁺ is σ̂² − (µ̂⁺)², the Claim's lower bound. The supremum is found by a coarse grid over
-(µ̂, log t) followed by a shrinking 3×3 pattern search, vectorised over all triples.
+µ̂ = µ̂⁺ is σ̂² − (µ̂⁺)², the Claim's lower bound. For a fixed µ̂ the supremum over t is found
+by a coarse grid in log t and safeguarded Newton steps on its stationarity condition; over an
+interval of means, by false position on the envelope derivative. Everything is vectorised
+over the triples, and identical triples are solved once. Accuracy ~1e-9 (tests: 1e-6).
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from __future__ import annotations
 import numpy as np
 
 _T_LO, _T_HI = -2.0, 3.0  # log10 range of t for the coarse grid
-_N_MU, _N_T = 5, 21
-_N_REFINE = 40
+_N_T = 11  # coarse grid points in t, half a decade apart
+_N_NEWTON = 10
+_N_WARM = 6  # Newton steps from a warm start
+_N_ROOT = 8  # false-position steps on V′(µ̂) = 0
 
 
 def h(t, mu, sigma):
@@ -63,67 +67,129 @@ def _parts(mu, sigma):
 
 def _h_from(parts, t):
     x1, logp, logq = parts
-    return np.logaddexp(logp + t * x1, logq + t)
+    return logp + t * x1 + _softplus(logq - logp + t * (1.0 - x1))
+
+
+def _softplus(z):
+    """log(1 + e^z), stable (numpy's logaddexp is many times slower)."""
+    with np.errstate(invalid="ignore"):
+        out = np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))
+    return np.where(np.isneginf(z), 0.0, out)
 
 
 def _side(a, b, sigma):
     """sup over t > 0 and µ̂ ∈ [a, b] of 2(h_µ̂(t) − b t)/t², with the limit t → 0⁺; 1-D arrays.
 
-    For t > 0, h_µ̂(t) does not decrease in µ̂ on [−σ̂, σ̂²] (at σ̂² the mass at the upper atom
-    is largest), so the supremum over µ̂ lies in [max(a, min(σ̂², b)), b]; the tests check the
-    result against a search over the whole interval.
+    For t > 0, h_µ̂(t) does not decrease in µ̂ on [−σ̂, σ̂²] (σ̂² is where the two-point law
+    puts the most mass on its upper atom), so the supremum over µ̂ lies in
+    [max(a, min(σ̂², b)), b]; the tests check this against a search over the whole interval.
     """
     out = np.empty(a.size)
     a = np.maximum(a, np.minimum(sigma * sigma, b))
-    flat = b - a <= 0
-    for mask, n_mu in ((flat, 1), (~flat, _N_MU)):
-        if mask.any():
-            out[mask] = _search(a[mask], b[mask], sigma[mask], n_mu)
+    flat = b - a <= 1e-12
+    if flat.any():
+        out[flat] = _sup_t(b[flat], b[flat], sigma[flat])[0]
+    wide = ~flat
+    if wide.any():
+        out[wide] = _sup_mu(a[wide], b[wide], sigma[wide])
     return np.maximum(sigma * sigma - b * b, out)  # first term: t → 0⁺ at µ̂ = b
 
 
-def _search(a, b, sigma, n_mu):
-    """Coarse grid over (µ̂, log t), then a compass search (the best of the ±step neighbours
-    along each axis, halving the steps when none is better) kept inside the grid's range."""
-    k = a.size
-    rows = np.arange(k)
-    width = (b - a)[:, None]
-    sig = sigma[:, None]
-    bb = b[:, None]
-    lt_lo, lt_hi = _T_LO * np.log(10.0), _T_HI * np.log(10.0)
+def _sup_t(mu, b, sigma, t0=None):
+    """sup over t > 0 of R(t) = 2(h_µ̂(t) − b t)/t² (elementwise arrays of one shape).
 
-    def F(u, lt):  # u, lt (k, p): µ̂ = a + u (b − a), t = e^lt → (k, p)
-        x1, logp, logq = _parts(a[:, None] + u * width, sig)
-        t = np.exp(lt)
-        h = np.logaddexp(logp + t * x1, logq + t)
-        return 2.0 * (h - bb * t) / (t * t)
+    A coarse grid in log t brackets the maximiser; safeguarded Newton steps on the
+    stationarity condition φ(t) = (h′(t) − b) t − 2(h(t) − b t) = 0 then locate it, with
+    h′ = x₁ + (1 − x₁)π and h″ = (1 − x₁)²π(1 − π), π the tilted mass of the upper atom.
+    """
+    x1, logp, logq = _parts(mu, sigma)
 
-    u_grid = np.linspace(0.0, 1.0, n_mu) if n_mu > 1 else np.ones(1)
-    lt_grid = np.linspace(lt_lo, lt_hi, _N_T)
-    U, L = (g.ravel() for g in np.meshgrid(u_grid, lt_grid, indexing="ij"))
-    vals = F(np.broadcast_to(U, (k, U.size)), np.broadcast_to(L, (k, L.size)))
-    j = np.argmax(vals, axis=1)
-    cur_v, cur_u, cur_l = vals[rows, j], U[j], L[j]
-    du = np.full(k, 1.0 / max(n_mu - 1, 1))
-    dl = np.full(k, lt_grid[1] - lt_grid[0])
-    if n_mu > 1:
-        su, sl = np.array([-1.0, 1.0, 0.0, 0.0]), np.array([0.0, 0.0, -1.0, 1.0])
-    else:
-        su, sl = np.zeros(2), np.array([-1.0, 1.0])
-    for _ in range(_N_REFINE):
-        cu = np.clip(cur_u[:, None] + su * du[:, None], 0.0, 1.0)
-        cl = np.clip(cur_l[:, None] + sl * dl[:, None], lt_lo, lt_hi)
-        v = F(cu, cl)
-        j = np.argmax(v, axis=1)
-        vj = v[rows, j]
-        better = vj > cur_v
-        cur_v = np.where(better, vj, cur_v)
-        cur_u = np.where(better, cu[rows, j], cur_u)
-        cur_l = np.where(better, cl[rows, j], cur_l)
-        shrink = ~better
-        du = np.where(shrink, du / 2.0, du)
-        dl = np.where(shrink, dl / 2.0, dl)
-    return cur_v
+    c, d = logq - logp, 1.0 - x1
+    c = np.where(np.isneginf(c), -1e300, c)  # no upper atom: π = 0
+
+    def ratio(t):
+        return 2.0 * (logp + t * (x1 - b) + _softplus(c + t * d)) / (t * t)
+
+    def ev(t):
+        z = c + t * d
+        sp = np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))
+        hb = logp + t * (x1 - b) + sp  # h(t) − b t
+        pi = np.exp(z - sp)
+        d1b = x1 - b + d * pi  # h′(t) − b
+        return 2.0 * hb / (t * t), d1b * t - 2.0 * hb, d * d * pi * (1.0 - pi) * t - d1b
+
+    t_min, t_max = 10.0**_T_LO, 10.0**_T_HI
+    if t0 is None:
+        lt = np.linspace(_T_LO, _T_HI, _N_T) * np.log(10.0)
+        grid = np.exp(lt).reshape((-1,) + (1,) * mu.ndim)
+        R = ratio(grid)
+        j = np.argmax(R, axis=0)
+        best = np.take_along_axis(R, j[None], axis=0)[0]
+        lo = np.exp(lt[np.maximum(j - 1, 0)])
+        hi = np.exp(lt[np.minimum(j + 1, lt.size - 1)])
+        t = np.exp(lt[j])
+        n_iter = _N_NEWTON
+    else:  # warm start near a known maximiser
+        t = np.clip(t0, t_min, t_max)
+        lo, hi = np.maximum(t / 8.0, t_min), np.minimum(t * 8.0, t_max)
+        best = ratio(t)
+        n_iter = _N_WARM
+    t_best = t
+    for _ in range(n_iter):
+        r, phi, dphi = ev(t)
+        t_best = np.where(r > best, t, t_best)
+        best = np.maximum(best, r)
+        up = phi > 0  # R still increasing: the maximiser lies above t
+        lo, hi = np.where(up, t, lo), np.where(up, hi, t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = t - phi / dphi
+        ok = (dphi < 0) & (step > lo) & (step < hi)
+        t = np.where(ok, step, np.sqrt(lo * hi))
+    r = ratio(t)
+    return np.maximum(best, r), np.where(r > best, t, t_best)
+
+
+def _sup_mu(a, b, sigma):
+    """sup over µ̂ ∈ [a, b] of V(µ̂) = sup_t R. By the envelope theorem V′(µ̂) = ∂R/∂µ̂ at the
+    inner maximiser; V′(b) ≥ 0 puts the maximum at b, otherwise V′ = 0 is solved by the
+    Illinois variant of false position inside [a, b], warm-starting each inner search."""
+    vb, tb = _sup_t(b, b, sigma)
+    gb = _dV(b, b, sigma, tb)
+    best = vb
+    go = gb < 0
+    if not go.any():
+        return best
+    a, b, sigma, gb, tb = a[go], b[go], sigma[go], gb[go], tb[go]
+    va, ta = _sup_t(a, b, sigma)
+    ga = _dV(a, b, sigma, ta)
+    sub = np.maximum(vb[go], va)
+    # bracket [x0, x1] with V′(x0) > 0 > V′(x1) where ga > 0 (else the maximum is at a)
+    x0, g0, x1, g1 = a.copy(), ga, b.copy(), gb
+    tx = np.sqrt(ta * tb)
+    live = ga > 0
+    for _ in range(_N_ROOT):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = x0 - g0 * (x1 - x0) / (g1 - g0)
+        x = np.where(np.isfinite(x) & (x > x0) & (x < x1), x, 0.5 * (x0 + x1))
+        v, tx = _sup_t(x, b, sigma, tx)
+        g = _dV(x, b, sigma, tx)
+        sub = np.where(live, np.maximum(sub, v), sub)
+        pos = g > 0
+        # Illinois: halve the retained end's derivative when the same end is kept twice
+        g1 = np.where(pos, g1 * 0.5, g)
+        x1 = np.where(pos, x1, x)
+        g0 = np.where(pos, g, g0 * 0.5)
+        x0 = np.where(pos, x, x0)
+    best[go] = sub
+    return best
+
+
+def _dV(mu, b, sigma, t, delta=1e-6):
+    """∂R/∂µ̂ at fixed t by a central difference (µ̂ ± δ kept inside [−σ̂, σ̂])."""
+    up = np.minimum(mu + delta, sigma)
+    dn = np.maximum(mu - delta, -sigma)
+    r = [2.0 * (_h_pos(t, m, sigma) - b * t) / (t * t) for m in (up, dn)]
+    return (r[0] - r[1]) / np.maximum(up - dn, 1e-300)
 
 
 def nu(mu_lo, mu_hi, sigma, chunk: int = 4096):
