@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test reproduce bench lint
+.PHONY: install run test check-configs reproduce bench lint
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,10 +19,18 @@ run: install
 
 test: install
 	$(BIN)/pytest
-	$(BIN)/python -m safeclf.ci_configs
+	$(MAKE) --no-print-directory check-configs
+
+# Every paper table, re-checked: each config's CI profile must meet all its expectations.
+check-configs: install
+	@pass=0; fail=0; for f in configs/*.yaml; do \
+	  echo "== safeclf run $$f --profile ci --check"; \
+	  if $(BIN)/safeclf run $$f --profile ci --check --out runs/ci; then pass=$$((pass+1)); \
+	  else fail=$$((fail+1)); echo "!! $$f did not pass"; fi; \
+	done; echo "configs: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
 
 reproduce: install
-	$(BIN)/python -m safeclf.ci_configs --full
+	@for f in configs/*.yaml; do echo "== safeclf run $$f --check"; $(BIN)/safeclf run $$f --check || exit 1; done
 	@for f in benchmarks/reproduce_*.py; do [ -e "$$f" ] || continue; echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 bench: install

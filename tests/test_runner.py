@@ -146,11 +146,11 @@ def test_compare_aligns_runs(cli, tiny_spec, write_spec, tmp_path):
 
 SLOW = """
 name: slow
-seeds: 3
+seeds: 2
 datasets: [{dataset: digits, preprocess: standardize}]
 methods:
   - method: svm
-    params: {kernel: rbf, C: {grid: [0.01, 0.1, 1.0, 10.0]}}
+    params: {kernel: rbf, C: {grid: [0.01, 0.1, 1.0]}}
 """
 
 
@@ -171,7 +171,7 @@ def test_resume_after_sigkill_gives_the_uninterrupted_rows(write_spec, tmp_path)
     results = None
     while time.time() < deadline:
         found = list((tmp_path / "killed").glob("*/results/*.json"))
-        if len(found) >= 3:
+        if len(found) >= 2:
             results = found
             break
         time.sleep(0.02)
@@ -180,7 +180,7 @@ def test_resume_after_sigkill_gives_the_uninterrupted_rows(write_spec, tmp_path)
     victim.wait(timeout=30)
     run = _run_dir(tmp_path / "killed")
     n_before = len(list((run / "results").glob("*.json")))
-    assert 3 <= n_before < len(reference), "the kill must land mid-run"
+    assert 2 <= n_before < len(reference), "the kill must land mid-run"
     assert not (run / "metrics.csv").exists()
 
     resumed = _safeclf("run", spec, "--resume", run, "-j", "2")

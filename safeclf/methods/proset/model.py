@@ -156,6 +156,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
                 warnings.warn(f"proset batch {c + 1}: L-BFGS-B stopped at max_iter "
                               f"({self.max_iter})", ConvergenceWarning, stacklevel=3)
             v, w = res.x[:D], res.x[D:]
+            self._cand = cand
             batch = self._make_batch(X, codes, cand, v, w)
             self.batches_.append(batch)
             if batch["weights"].size:

@@ -1,0 +1,74 @@
+"""Runner overhead: 200 trivial jobs through the whole runner.
+
+Per-job overhead = (wall time of the run on one worker − the time spent inside the jobs'
+fit and predict) / number of jobs: what the runner adds for splitting, metrics, records and
+tables. Speed-up = wall time on one worker / wall time on two, for the same 200 jobs (the
+jobs are made heavy enough to be worth parallelising, ~50 ms each, to measure the runner's
+parallel efficiency rather than process start-up, which a warm-up run pays once). Targets: overhead < 20 ms per job,
+speed-up ≥ 1.8 on 2 cores. Also times `safeclf --help` (target < 0.5 s).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+from safeclf.runner import Options, run
+
+
+def spec_file(folder: Path, name: str, method: str, seeds: int) -> Path:
+    path = folder / f"{name}.yaml"
+    path.write_text(textwrap.dedent(f"""
+        name: {name}
+        seeds: {seeds}
+        datasets: [{{dataset: breast_cancer, preprocess: standardize}}]
+        methods:
+          - {method}
+        metrics: [error]
+        plots: []
+    """))
+    return path
+
+
+def timed_run(path: Path, jobs: int, out: Path):
+    t0 = time.perf_counter()
+    outcome = run(path, Options(jobs=jobs, out=out))
+    wall = time.perf_counter() - t0
+    assert outcome.exit_code == 0 and len(outcome.results) == len(outcome.jobs)
+    inside = sum(r["fit_seconds"] + r["predict_seconds"] for r in outcome.results)
+    return wall, inside, len(outcome.jobs)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        trivial = spec_file(tmp, "trivial", "{method: logreg, params: {max_iter: 200}}", 200)
+        timed_run(trivial, 1, tmp / "warm")  # imports and dataset cache warm
+        wall, inside, n = timed_run(trivial, 1, tmp / "one")
+        overhead_ms = 1000 * (wall - inside) / n
+        print(f"trivial jobs: {n}, wall {wall:.2f} s on 1 worker, inside jobs {inside:.2f} s")
+        print(f"overhead per job: {overhead_ms:.1f} ms (target < 20 ms)")
+
+        heavy = spec_file(tmp, "heavy",
+                          "{method: svm, params: {kernel: rbf, C: 10.0, gamma: 0.001}}", 200)
+        w1, in1, _ = timed_run(heavy, 1, tmp / "h1")
+        timed_run(trivial, 2, tmp / "warm2")  # start the two workers and fill their caches
+        w2, _, _ = timed_run(heavy, 2, tmp / "h2")
+        print(f"parallel: {n} jobs of {1000 * in1 / n:.0f} ms, wall 1 worker {w1:.2f} s, "
+              f"2 workers {w2:.2f} s, speed-up {w1 / w2:.2f} (target ≥ 1.8)")
+
+    exe = Path(sys.executable).with_name("safeclf")
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        subprocess.run([str(exe), "--help"], check=True, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    print(f"safeclf --help: best {min(times):.3f} s, median {sorted(times)[2]:.3f} s (target < 0.5 s)")
+
+
+if __name__ == "__main__":
+    main()

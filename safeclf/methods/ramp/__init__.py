@@ -1,0 +1,121 @@
+"""The ``ramp`` method: ramp-loss linear classifiers with dataset constraints (Goh et al.,
+NIPS 2016) — rate expressions (``rates``), majorization–minimization (``mm``), the
+cutting-plane dual (``cutting_plane``), the inner weighted SVM (``svm``), the estimator
+(``estimator``), and the baselines of the paper's fairness study (``zafar``,
+``fairlearn_eg``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from safeclf.errors import DataError
+from safeclf.methods.ramp.estimator import RampClassifier
+from safeclf.methods.ramp.plots import PLOTS
+from safeclf.plugin import MethodPlugin, Report
+
+__all__ = ["RampClassifier", "RampPlugin", "plugin"]
+
+
+class RampPlugin(MethodPlugin):
+    """Passes the rows entries the estimator's constraints name; reports each constraint's
+    value (deterministic and randomised) on every part, the multipliers and the solver's
+    iteration counts and duality gap."""
+
+    def fit(self, estimator, task):
+        need = sorted(estimator.rows_needed())
+        missing = [k for k in need if k not in task.train.rows]
+        if missing:
+            raise DataError(
+                f"method '{self.name}': the constraints need rows '{missing[0]}' but dataset "
+                f"'{task.dataset}' provides {sorted(task.train.rows) or 'nothing beyond X and y'}"
+            )
+        return estimator.fit(task.train.X, task.train.y,
+                             **{k: task.train.rows[k] for k in need})
+
+    def report(self, estimator, task) -> Report:
+        metrics: dict[str, float] = {
+            "mm_iterations": float(estimator.n_mm_iter_),
+            "cp_iterations": float(sum(estimator.n_cp_iter_)),
+            "duality_gap": float(estimator.duality_gap_),
+            "solver_seconds": float(estimator.fit_seconds_),
+        }
+        targets = {row["name"]: row["target"] for row in estimator.constraint_values_}
+        for row in estimator.constraint_values_:
+            name = row["name"]
+            metrics[f"constraint_{name}_target"] = float(row["target"])
+            metrics[f"constraint_{name}_multiplier"] = row["multiplier"]
+            metrics[f"constraint_{name}_active"] = float(row["multiplier"] > 0)
+        privileged = task.info.get("privileged_group")
+        for part_name, part in task.parts().items():
+            for randomized in (False, True):
+                suffix = "_randomized" if randomized else ""
+                values = estimator.rate_values(part.X, part.y, part.rows, randomized)
+                for name, value in values.items():
+                    key = "objective" if name == "objective" else f"constraint_{name}"
+                    metrics[f"{part_name}_{key}{suffix}"] = float(value)
+                    if name in targets:
+                        metrics[f"{part_name}_{key}{suffix}_miss"] = float(
+                            abs(value - targets[name]))
+            metrics.update(_randomized_shared(estimator, part, part_name, privileged))
+        details = {
+            "multipliers": {r["name"]: r["multiplier"] for r in estimator.constraint_values_},
+            "constraints": estimator.constraint_values_,
+            "mm_iterations": estimator.n_mm_iter_,
+            "cp_iterations": estimator.n_cp_iter_,
+            "duality_gap": estimator.duality_gap_,
+            "lambda": estimator.lam_,
+            "bias": ("regularised: weight of a constant feature s = "
+                     f"{estimator.intercept_scaling}" if estimator.fit_intercept else "none"),
+            "history": estimator.history_,
+            "train_objective": estimator.objective_value_,
+        }
+        return Report(metrics, _jsonable(details))
+
+
+def _randomized_shared(est, part, part_name, privileged):
+    """The shared metrics for the randomised rule, as expected values under σ."""
+    p = est.predict_proba(part.X)[:, 1]
+    pos = np.asarray(part.y) == est.classes_[1]
+    out = {
+        f"{part_name}_randomized_error": float(np.mean(np.where(pos, 1.0 - p, p))),
+        f"{part_name}_randomized_positive_rate": float(p.mean()),
+    }
+    groups = part.rows.get("groups")
+    if groups is not None:
+        groups = np.asarray(groups)
+        if privileged is not None:
+            mask = groups == privileged
+            a, b = p[mask].mean() if mask.any() else np.nan, p[~mask].mean() if (~mask).any() else np.nan
+            out[f"{part_name}_randomized_fairness_ratio"] = float(a / b) if b > 0 else float("nan")
+        else:
+            rates = [p[groups == g].mean() for g in np.unique(groups)]
+            out[f"{part_name}_randomized_fairness_ratio"] = (
+                float(max(rates) / min(rates)) if len(rates) > 1 and min(rates) > 0 else float("nan"))
+    if "baseline" in part.rows:
+        base = np.asarray(part.rows["baseline"])
+        bpos = base == est.classes_[1]
+        out[f"{part_name}_randomized_churn"] = float(np.mean(np.where(bpos, 1.0 - p, p)))
+    return out
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
+
+
+plugin = RampPlugin(
+    name="ramp",
+    estimator=RampClassifier,
+    summary="ramp-loss linear classifier with dataset constraints (Goh et al. 2016)",
+    needs=(),
+    plots=PLOTS,
+)

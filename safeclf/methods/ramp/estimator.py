@@ -1,0 +1,239 @@
+"""RampClassifier: a linear classifier trained with dataset constraints (Goh et al., 2016)."""
+
+from __future__ import annotations
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from safeclf.errors import DataError, InfeasibleError, SpecError
+from safeclf.methods.ramp import mm
+from safeclf.methods.ramp.rates import FitData, parse_constraints, parse_objective
+
+
+class RampClassifier(ClassifierMixin, BaseEstimator):
+    """Linear f(x) = ⟨w, x⟩ + b minimising a rate objective subject to rate constraints on
+    named subsets of the training data (Problems 1–3), by majorization–minimization
+    (Algorithm 1) with a cutting-plane dual (Algorithm 2) around a weighted hinge SVM.
+
+    Parameters
+    ----------
+    constraints : list of mappings or None
+        The dataset constraints, e.g. ``[{rate: fairness_ratio, kappa: 0.8}]``; see
+        :mod:`safeclf.methods.ramp.rates` for the vocabulary.
+    objective : str or list of mappings, default "error"
+        The rates minimised (Problem 1's α⁰, β⁰): a rate name or a list of terms.
+    lam : float or None
+        λ, the ℓ2 regulariser; None means 1/n (the paper's LIBLINEAR default).
+    fit_intercept, intercept_scaling : the bias b is the weight of a constant feature s and is
+        regularised by λ/2 (b/s)² (LIBLINEAR's convention).
+    max_multiplier : v_max, the box of the multipliers V = [0, v_max]^m.
+    max_mm_iter, mm_tol : Algorithm 1's iteration limit and relative merit tolerance.
+    max_cp_iter, tol : Algorithm 2's iteration limit and its ε on U_t − L_t.
+    svm_tol, svm_max_iter : the inner LIBLINEAR solver's tolerance and iteration limit.
+    feasibility_tol : a constraint whose randomised training value exceeds its bound by more
+        than this (in the constraint's linear form) makes ``fit`` raise InfeasibleError.
+    prediction : "deterministic" (threshold at 0) or "randomized" (positive with probability
+        σ(f(x)), drawn with ``random_state``) for ``predict``.
+
+    Attributes
+    ----------
+    coef_ (d,), intercept_ (float), classes_ (2,), multipliers_ (m,), n_mm_iter_,
+    n_cp_iter_ (list per MM iteration), duality_gap_, constraint_values_ (list of dicts),
+    lam_ (λ used), history_ (per MM iteration).
+    """
+
+    _parameter_constraints = {
+        "constraints": [list, None],
+        "objective": [str, list],
+        "lam": [Interval(Real, 0, None, closed="neither"), None],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
+        "max_multiplier": [Interval(Real, 0, None, closed="neither")],
+        "max_mm_iter": [Interval(Integral, 1, None, closed="left")],
+        "mm_tol": [Interval(Real, 0, None, closed="left")],
+        "max_cp_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "svm_tol": [Interval(Real, 0, None, closed="neither")],
+        "svm_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "feasibility_tol": [Interval(Real, 0, None, closed="left")],
+        "prediction": [StrOptions({"deterministic", "randomized"})],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, constraints=None, objective="error", lam=None, fit_intercept=True,
+                 intercept_scaling=1.0, max_multiplier=100.0, max_mm_iter=10, mm_tol=1e-4,
+                 max_cp_iter=30, tol=1e-4, svm_tol=1e-3, svm_max_iter=5000,
+                 feasibility_tol=5e-3, prediction="deterministic", random_state=None):
+        self.constraints = constraints
+        self.objective = objective
+        self.lam = lam
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.max_multiplier = max_multiplier
+        self.max_mm_iter = max_mm_iter
+        self.mm_tol = mm_tol
+        self.max_cp_iter = max_cp_iter
+        self.tol = tol
+        self.svm_tol = svm_tol
+        self.svm_max_iter = svm_max_iter
+        self.feasibility_tol = feasibility_tol
+        self.prediction = prediction
+        self.random_state = random_state
+
+    # -- parameters ---------------------------------------------------------------------------
+    def _validate_params(self):
+        super()._validate_params()
+        self._parsed()
+
+    def _parsed(self):
+        try:
+            return parse_constraints(self.constraints), parse_objective(self.objective)
+        except ValueError as exc:
+            raise SpecError(str(exc)) from None
+
+    def rows_needed(self) -> set[str]:
+        """The dataset ``rows`` entries the constraints and objective refer to."""
+        cons, obj = self._parsed()
+        return set().union(obj.rows_needed(), *(c.rows_needed() for c in cons))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = True
+        return tags
+
+    # -- fitting ------------------------------------------------------------------------------
+    def fit(self, X, y, **rows):
+        """Fit on X (n, d; dense or sparse) and labels y (n,) with two classes; ``rows`` are
+        the named per-row arrays (groups, role, baseline, ...) the constraints refer to."""
+        self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if self.classes_.size != 2:
+            raise ValueError(f"RampClassifier is a binary classifier; y has "
+                             f"{self.classes_.size} class(es)")
+        n = X.shape[0]
+        rows = {k: _row(v, k, n) for k, v in rows.items() if v is not None}
+        data = FitData(y == self.classes_[1], rows)
+        cons, obj = self._parsed()
+        try:
+            lin0 = obj.linear(data)
+            pairs = [c.linear(data) for c in cons]
+        except ValueError as exc:
+            raise DataError(f"ramp: {exc}") from None
+        prob = mm.Problem(
+            X=X,
+            coef=np.vstack([lin0.coef] + [g.coef for g, _ in pairs]),
+            const=np.r_[lin0.const, [g.const for g, _ in pairs]],
+            gamma=np.array([gam for _, gam in pairs], dtype=float),
+            lam=float(self.lam) if self.lam is not None else 1.0 / n,
+            s=float(self.intercept_scaling) if self.fit_intercept else 0.0,
+        )
+        best_violation = np.maximum(0.0, prob.values(mm.ramp(np.zeros(n)))[1:] - prob.gamma)
+
+        def track(t, res, cp):
+            for cut in cp.cuts:
+                viol = prob.values(mm.ramp(prob.z(cut.payload.w, cut.payload.b)))[1:] - prob.gamma
+                np.minimum(best_violation, np.maximum(0.0, viol), out=best_violation)
+
+        start = time.perf_counter()
+        out = mm.solve(prob, v_max=self.max_multiplier, max_mm_iter=self.max_mm_iter,
+                       mm_tol=self.mm_tol, max_cp_iter=self.max_cp_iter, cp_tol=self.tol,
+                       svm_tol=self.svm_tol, svm_max_iter=self.svm_max_iter, callback=track)
+        self.fit_seconds_ = time.perf_counter() - start
+        self.coef_, self.intercept_ = out.w, float(out.b)
+        self.lam_ = prob.lam
+        self.multipliers_ = np.asarray(out.v, dtype=float)
+        self.n_mm_iter_ = out.mm_iterations
+        self.n_cp_iter_ = list(out.cp_iterations)
+        self.duality_gap_ = float(out.duality_gaps[-1]) if out.duality_gaps else 0.0
+        self.history_ = out.history
+        self._constraints = cons
+        self._objective = obj
+        z = prob.z(self.coef_, self.intercept_)
+        self.constraint_values_ = self._constraint_table(data, z, pairs)
+        self.objective_value_ = float(prob.values(mm.ramp(z))[0] + prob.reg(out.w, out.b))
+        # infeasible on training data: name the worst constraint and the best violation reached
+        viol = prob.values(mm.ramp(z))[1:] - prob.gamma
+        if cons and viol.max() > self.feasibility_tol:
+            j = int(np.argmax(viol))
+            row = self.constraint_values_[j]
+            raise InfeasibleError(
+                f"ramp: constraint '{cons[j].name}' ({cons[j].where}: {cons[j].describe()}) is "
+                f"infeasible on the training data: best violation reached "
+                f"{min(best_violation[j], viol[j]):.4g} (randomised value "
+                f"{row['train_randomized']:.4g}, target {row['target']:.4g})"
+            )
+        return self
+
+    def _constraint_table(self, data, z, pairs):
+        det = (z > 0).astype(float)
+        rnd = mm.ramp(z)
+        table = []
+        for j, (c, (g, gamma)) in enumerate(zip(self._constraints, pairs, strict=True)):
+            table.append({
+                "name": c.name, "description": c.describe(), "target": c.target(data),
+                "sense": "min" if getattr(c, "sense", "max") == "min" else "max",
+                "train": c.value(data, det), "train_randomized": c.value(data, rnd),
+                "slack_randomized": float(gamma - g.value(rnd)),
+                "multiplier": float(self.multipliers_[j]),
+            })
+        return table
+
+    # -- prediction ---------------------------------------------------------------------------
+    def decision_function(self, X):
+        """f(x) = ⟨w, x⟩ + b, shape (n,)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+
+    def predict_proba(self, X):
+        """The randomised rule: P(positive | x) = σ(f(x)) (eq. 2); shape (n, 2)."""
+        p = mm.ramp(self.decision_function(X))
+        return np.c_[1.0 - p, p]
+
+    def predict(self, X):
+        """Deterministic: positive where f(x) > 0; randomised: a draw with probability σ."""
+        z = self.decision_function(X)
+        if self.prediction == "randomized":
+            rng = np.random.default_rng(
+                self.random_state if isinstance(self.random_state, Integral | None) else None)
+            pos = rng.random(z.shape[0]) < mm.ramp(z)
+        else:
+            pos = z > 0
+        return self.classes_[pos.astype(int)]
+
+    # -- reporting ----------------------------------------------------------------------------
+    def rate_values(self, X, y, rows, randomized: bool):
+        """Each constraint's value (user units) and the objective on (X, y, rows)."""
+        check_is_fitted(self)
+        z = self.decision_function(X)
+        p = mm.ramp(z) if randomized else (z > 0).astype(float)
+        data = FitData(np.asarray(y) == self.classes_[1],
+                       {k: v for k, v in rows.items() if not isinstance(v, dict)})
+        out = {}
+        for c in self._constraints:
+            try:
+                out[c.name] = c.value(data, p)
+            except (ValueError, ZeroDivisionError):
+                out[c.name] = float("nan")
+        try:
+            out["objective"] = self._objective.linear(data).value(p)
+        except ValueError:
+            out["objective"] = float("nan")
+        return out
+
+
+def _row(value, key, n):
+    arr = np.asarray(value)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise DataError(f"ramp: rows '{key}' must have one entry per training row ({n}), got "
+                        f"shape {arr.shape}")
+    return arr

@@ -1,0 +1,2 @@
+"""Plot kinds the ramp method adds (filled in below)."""
+PLOTS = {}

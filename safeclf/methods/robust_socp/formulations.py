@@ -1,0 +1,123 @@
+"""The formulations of Ben-Tal et al. (2011), Table 1 and section 1.1, as problem data.
+
+Every formulation minimises ½‖w‖² + C Σᵢ ξᵢ, ξ ≥ 0, and has one constraint per point of one of
+two shapes (κ = √(2 log(1/ε)), Σᵢ = diag(s_ij ν_ij)):
+
+plain, Lemma 2 (the union of ellipsoids E(µ, D) over µ ∈ [µ⁻, µ⁺] classified correctly):
+    1 − ξᵢ + yᵢb + Σⱼ max(−yᵢµ⁻ᵢⱼwⱼ, −yᵢµ⁺ᵢⱼwⱼ) + ‖Dᵢ w‖ ≤ 0
+    MM-SBMV (16): µ± bounds, Dᵢ = κΣ₁ᵢ;  MM-SMV (24): µ⁻ = µ⁺ = µ, Dᵢ = κΣ₂ᵢ;
+    MM-SBM (27), MM-SM (30): the same with σ̂ = 1;  MM-M (2): Dᵢ = 0, exact means;
+    MM-S (3): µ± = (l, u), Dᵢ = 0 (so the sum is −yᵢwᵀcᵢ + ‖Sᵢw‖₁);
+    MM-MC (4): exact means, Dᵢ = √((1−ε)/ε) Σᵢ^{1/2} (Chebyshev);  SVM (1): the observed X, Dᵢ = 0.
+
+"-I", Lemma 3 (that set intersected with the support box Rᵢ), with a per-point aᵢ ∈ Rⁿ:
+    1 − ξᵢ + yᵢb + Σⱼ max(−lᵢⱼ(yᵢwⱼ + aᵢⱼ), −uᵢⱼ(yᵢwⱼ + aᵢⱼ))
+                 + Σⱼ max(µ⁻ᵢⱼaᵢⱼ, µ⁺ᵢⱼaᵢⱼ) + ‖Dᵢ aᵢ‖ ≤ 0
+    MM-SBMV-I (23), MM-SMV-I (26), MM-SBM-I (29), MM-SM-I (32).
+
+A formulation that needs exact means uses :attr:`Uncertainty.mean` (the midpoint of the mean
+bounds, equal to the mean when it is exact).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from safeclf.methods.robust_socp.nu import nu
+from safeclf.methods.robust_socp.uncertainty import Uncertainty
+
+
+@dataclass(frozen=True)
+class Formulation:
+    name: str
+    equation: str
+    mean: str  # "bounds" | "exact" | "support" | "observed"
+    radius: str  # "bernstein" | "chebyshev" | "none"
+    second_moment: bool = True
+    box: bool = False  # the "-I" variants (Lemma 3)
+    summary: str = ""
+
+
+FORMULATIONS: dict[str, Formulation] = {f.name: f for f in [
+    Formulation("MM-SBMV", "(16)", "bounds", "bernstein", True, False,
+                "support, mean bounds, second-moment bounds"),
+    Formulation("MM-SBMV-I", "(23)", "bounds", "bernstein", True, True,
+                "MM-SBMV with its uncertainty set cut by the support box"),
+    Formulation("MM-SMV", "(24)", "exact", "bernstein", True, False,
+                "support, exact mean and second moment"),
+    Formulation("MM-SMV-I", "(26)", "exact", "bernstein", True, True,
+                "MM-SMV with its uncertainty set cut by the support box"),
+    Formulation("MM-SBM", "(27)", "bounds", "bernstein", False, False,
+                "support and mean bounds (σ̂ = 1)"),
+    Formulation("MM-SBM-I", "(29)", "bounds", "bernstein", False, True,
+                "MM-SBM with its uncertainty set cut by the support box"),
+    Formulation("MM-SM", "(30)", "exact", "bernstein", False, False,
+                "support and exact mean (σ̂ = 1)"),
+    Formulation("MM-SM-I", "(32)", "exact", "bernstein", False, True,
+                "MM-SM with its uncertainty set cut by the support box"),
+    Formulation("MM-M", "(2)", "exact", "none", summary="max-margin on the means"),
+    Formulation("MM-S", "(3)", "support", "none", summary="whole support box classified"),
+    Formulation("MM-MC", "(4)", "exact", "chebyshev",
+                summary="Chebyshev chance constraints from mean and covariance"),
+    Formulation("SVM", "(1)", "observed", "none", summary="soft-margin SVM on the observed X"),
+]}
+
+
+def kappa(epsilon: float) -> float:
+    """Bernstein's κ = √(2 log(1/ε)) (Theorem 1)."""
+    return float(np.sqrt(2.0 * np.log(1.0 / epsilon)))
+
+
+def kappa_chebyshev(epsilon: float) -> float:
+    """Chebyshev's κ_c = √((1−ε)/ε) (eq. 4)."""
+    return float(np.sqrt((1.0 - epsilon) / epsilon))
+
+
+@dataclass(frozen=True)
+class ProblemData:
+    """One formulation's data: y ∈ {−1, +1}ᵐ, mean bounds (m, n), the ellipsoid's diagonal
+    D (m, n) (already scaled by κ) and, for "-I", the support box."""
+
+    formulation: Formulation
+    y: np.ndarray
+    mean_lo: np.ndarray
+    mean_hi: np.ndarray
+    D: np.ndarray
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
+
+    @property
+    def shape(self):
+        return self.mean_lo.shape
+
+
+def bernstein_diag(unc: Uncertainty, exact_mean: bool, second_moment: bool) -> np.ndarray:
+    """s_ij ν(µ̂⁻_ij, µ̂⁺_ij, σ̂_ij): the diagonal of Σ₁ᵢ (eq. 8) or Σ₂ᵢ (eq. 25)."""
+    nm = unc.normalised(exact_mean=exact_mean, use_second_moment=second_moment)
+    return nm.s * nu(nm.mu_lo, nm.mu_hi, nm.sigma)
+
+
+def problem_data(name: str, unc: Uncertainty, X, y, epsilon: float) -> ProblemData:
+    """The data of formulation ``name`` for points ``unc`` (observations ``X``), labels ±1."""
+    f = FORMULATIONS[name]
+    y = np.asarray(y, float)
+    zero = np.zeros(unc.shape)
+    if f.mean == "bounds":
+        lo, hi = unc.mean_lo, unc.mean_hi
+    elif f.mean == "exact":
+        lo = hi = unc.mean
+    elif f.mean == "support":
+        lo, hi = unc.lower, unc.upper
+    else:
+        lo = hi = np.asarray(X, float)
+    if f.radius == "bernstein":
+        D = kappa(epsilon) * bernstein_diag(unc, f.mean == "exact", f.second_moment)
+    elif f.radius == "chebyshev":
+        D = kappa_chebyshev(epsilon) * np.sqrt(unc.variance())
+    else:
+        D = zero
+    if f.box:
+        return ProblemData(f, y, lo, hi, D, unc.lower, unc.upper)
+    return ProblemData(f, y, lo, hi, D)
