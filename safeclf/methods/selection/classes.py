@@ -71,6 +71,7 @@ def parse_classes(classes, incremental_default: str = "auto", where: str = "clas
                         f"got {type(classes).__name__}")
     if len(classes) == 0:
         raise SpecError(f"{where} is empty: model selection needs at least one class (K ≥ 1)")
+    classes = expand_classes(classes, where)
     out = []
     for i, c in enumerate(classes):
         at = f"{where}[{i}]"
@@ -118,6 +119,23 @@ def parse_classes(classes, incremental_default: str = "auto", where: str = "clas
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
         raise SpecError(f"{where}: two classes are named '{dup}'; give each a distinct 'name'")
+    return out
+
+
+def expand_classes(classes, where: str = "classes") -> list:
+    """An entry whose ``features`` is a list stands for one feature-prefix class per entry (in
+    that order): ``{method: logreg, features: [1, 2, 4]}`` is three classes."""
+    out = []
+    for i, c in enumerate(classes):
+        if isinstance(c, Mapping) and isinstance(c.get("features"), (list, tuple)):
+            if not c["features"]:
+                raise SpecError(f"{where}[{i}].features is an empty list")
+            if "complexity" in c or "name" in c:
+                raise SpecError(f"{where}[{i}]: with a list of features, complexity and name "
+                                "come from each feature count; drop 'complexity'/'name'")
+            out.extend({**c, "features": f} for f in c["features"])
+        else:
+            out.append(c)
     return out
 
 

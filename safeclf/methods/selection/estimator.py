@@ -66,6 +66,9 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
         The risk estimate R̂ in (6) and (12): the 0-1 risk on the samples the model was trained
         on (the paper's R̂_n(Â(i, n))), or on a validation set of ``holdout`` × the training
         rows set aside before the stream (never trained on; evaluating is not charged).
+    oracle : bool
+        With hindsight data, also train every class on the whole budget to find the oracle's
+        class (5) and report the excess risk (K full-budget fits; outside the budget).
     """
 
     _parameter_constraints = {
@@ -83,6 +86,7 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
         "incremental": [StrOptions({"auto", "partial_fit", "warm_start", "refit"})],
         "halving_factor": [Interval(Integral, 2, None, closed="left")],
         "risk": [StrOptions({"empirical", "holdout"})],
+        "oracle": ["boolean"],
         "holdout": [Interval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state"],
     }
@@ -90,7 +94,8 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
     def __init__(self, classes=None, procedure="bandit", budget=50, quantum=100,
                  cost="complexity", cost_probe=1000, penalty_c=1.0, penalty_alpha=0.5,
                  kappa2=1.4142135623730951, confidence="log_k", lam=1.0, incremental="auto",
-                 halving_factor=3, risk="empirical", holdout=0.2, random_state=None):
+                 halving_factor=3, risk="empirical", holdout=0.2, oracle=True,
+                 random_state=None):
         self.classes = classes
         self.procedure = procedure
         self.budget = budget
@@ -106,6 +111,7 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
         self.halving_factor = halving_factor
         self.risk = risk
         self.holdout = holdout
+        self.oracle = oracle
         self.random_state = random_state
 
     # -- validation --------------------------------------------------------------------------
@@ -196,7 +202,7 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
                 )
 
         full = None
-        if X_hindsight is not None:
+        if X_hindsight is not None and (self.oracle or self.procedure == "oracle"):
             Xh, yh = np.asarray(X_hindsight, dtype=float), np.asarray(y_hindsight)
             full = P.full_budget(setting)
             self.oracle_class_, self.hindsight_risk_ = P.oracle_choice(setting, full, Xh, yh)

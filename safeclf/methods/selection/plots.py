@@ -5,12 +5,23 @@ from __future__ import annotations
 import numpy as np
 
 
-def budget_share(table, details, fig, budget=None, procedure="bandit", **_):
+def budget_share(table, details, fig, budget=None, procedure="bandit", method=None,
+                 dataset=None, **_):
     """Share of the quanta spent so far on each class F_i, against the round t, averaged over
     the jobs of ``procedure`` (default: Algorithm 1) with budget T = ``budget`` (default: the
-    largest). The oracle's class is the one whose share should approach 1 (Theorem 1)."""
-    jobs = [d for d in details.values()
-            if isinstance(d, dict) and d.get("procedure") == procedure and d.get("path")]
+    largest), optionally only the jobs of method label ``method`` and dataset ``dataset``. The
+    oracle's class is the one whose share should approach 1 (Theorem 1)."""
+    keep = None
+    if (method is not None or dataset is not None) and table is not None and len(table):
+        sel = table
+        if method is not None:
+            sel = sel[sel["method"] == method]
+        if dataset is not None:
+            sel = sel[sel["dataset"] == dataset]
+        keep = set(sel["job"])
+    jobs = [d for j, d in details.items()
+            if (keep is None or j in keep) and isinstance(d, dict)
+            and d.get("procedure") == procedure and d.get("path")]
     ax = fig.add_subplot(111)
     if not jobs:
         ax.text(0.5, 0.5, f"no {procedure} jobs with an allocation path", ha="center")
@@ -33,7 +44,7 @@ def budget_share(table, details, fig, budget=None, procedure="bandit", **_):
     ax.stackplot(t, share.T, labels=[f"F_{k + 1} ({n})" for k, n in enumerate(names)],
                  colors=colors)
     oracle = [d.get("oracle_class") for d in jobs if d.get("oracle_class")]
-    title = f"budget share by class, {procedure}, T = {T}, {len(jobs)} job(s)"
+    title = f"budget share by class, {method or procedure}, T = {T}, {len(jobs)} job(s)"
     if oracle:
         vals, counts = np.unique(oracle, return_counts=True)
         title += f"; oracle class F_{int(vals[np.argmax(counts)])}"

@@ -162,9 +162,10 @@ def halving(setting: Setting, factor: int = 3, cv: int = 3) -> Selection:
     given the same budget: the largest resource is shrunk until the compute it actually
     spends (every CV fit and the final refit, each fit of m samples of class i costing m/n_i
     quanta) is at most T."""
-    from safeclf.methods.selection.wrappers import ClassChoice
     from sklearn.experimental import enable_halving_search_cv  # noqa: F401
     from sklearn.model_selection import HalvingGridSearchCV, StratifiedKFold
+
+    from safeclf.methods.selection.wrappers import ClassChoice
 
     K, T, nq = setting.K, setting.T, setting.per_quantum
     N = len(setting.y)
