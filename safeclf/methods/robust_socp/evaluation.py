@@ -47,7 +47,8 @@ def support_function(unc: Uncertainty, d, epsilon: float, kind: str = "intersect
     corner = full.sum(axis=1) <= 1.0
 
     def step(lam):  # coordinate moves at multiplier λ: min(gap, |d| ρ²/(2λ))
-        return np.minimum(gap, ad * rho**2 / (2.0 * lam[:, None]))
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            return np.minimum(gap, np.nan_to_num(ad * rho**2 / (2.0 * lam[:, None]), posinf=np.inf))
 
     def g(lam):
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -1,0 +1,24 @@
+"""Robust chance-constrained SOCP classifiers (Ben-Tal et al. 2011): Bernstein (MM-SBMV, …)
+and Chebyshev (MM-MC) relaxations, plugin ``robust_socp``.
+
+Modules: :mod:`.uncertainty` (partial information, normalisation, checks), :mod:`.nu` (the
+ν function), :mod:`.formulations` (the problems as data), :mod:`.cvxpy_model` (readable
+model), :mod:`.clarabel_path` (fast path), :mod:`.evaluation` (uncertain test points, error
+measures, Monte-Carlo check), :mod:`.estimator` (the scikit-learn estimator).
+"""
+
+from safeclf.methods.robust_socp.estimator import RobustSOCPClassifier
+from safeclf.methods.robust_socp.formulations import FORMULATIONS
+from safeclf.methods.robust_socp.nu import nu
+from safeclf.methods.robust_socp.uncertainty import Uncertainty
+from safeclf.plugin import MethodPlugin
+
+plugin = MethodPlugin(
+    name="robust_socp",
+    estimator=RobustSOCPClassifier,
+    summary="chance-constrained SOCP classifiers for uncertain data (Bernstein MM-SBMV…, "
+            "Chebyshev MM-MC, SVM)",
+    needs=("uncertainty",),
+)
+
+__all__ = ["FORMULATIONS", "RobustSOCPClassifier", "Uncertainty", "nu", "plugin"]

@@ -1,0 +1,215 @@
+"""RobustSOCPClassifier: the chance-constrained max-margin classifiers as a scikit-learn
+estimator (Ben-Tal, Bhadra, Bhattacharyya, Nath 2011)."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+
+from safeclf.errors import DataError
+from safeclf.methods.robust_socp import evaluation
+from safeclf.methods.robust_socp.formulations import (
+    FORMULATIONS,
+    bernstein_diag,
+    kappa,
+    kappa_chebyshev,
+    problem_data,
+)
+from safeclf.methods.robust_socp.uncertainty import Uncertainty
+
+
+class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
+    """Max-margin classifier for uncertain points with chance constraints
+    Prob(yᵢ(wᵀXᵢ − b) ≤ 1 − ξᵢ) ≤ ε (eq. 5), relaxed by Bernstein (MM-S*) or Chebyshev (MM-MC).
+
+    Parameters
+    ----------
+    formulation : str
+        One of MM-SBMV, MM-SBMV-I, MM-SMV, MM-SMV-I, MM-SBM, MM-SBM-I, MM-SM, MM-SM-I (Table 1),
+        MM-M, MM-S, MM-MC (section 1.1) or SVM (eq. 1, on the observed X).
+    C : float > 0
+        Weight of the slacks in ½‖w‖² + C Σ ξᵢ.
+    epsilon : float in (0, 1)
+        ε, the allowed misclassification probability of each uncertain training point.
+    solver : {"clarabel", "cvxpy"}
+        "clarabel" builds the conic problem directly (fast path); "cvxpy" states the paper's
+        model in cvxpy (readable reference). Both use Clarabel and reach the same optimum.
+    test_set : {"intersection", "ellipsoids", "box"}
+        The uncertainty set of a test point for the robust error and undecided rate: Lemma 3's
+        R ∩ ∪E(µ, κΣ₁) (default), Lemma 2's ∪E(µ, κΣ₁), or the support box R, at this ε.
+    n_monte_carlo : int ≥ 0
+        Realisations per training point and law for the chance-constraint check (0: skip).
+    random_state : int, RandomState or None
+        Seeds the Monte-Carlo check.
+
+    ``fit(X, y, uncertainty=None)``: ``X`` (m, n) holds the observed points (SVM trains on
+    them; they must lie inside their supports), ``uncertainty`` the partial information as a
+    dict of (m, n) arrays (keys lower, upper, mean_lo, mean_hi, second_moment; see
+    :mod:`.uncertainty`) or an :class:`Uncertainty`. Without it, X is taken as exact
+    (zero-width supports, means X): every formulation is then the soft-margin SVM.
+
+    Attributes: ``coef_`` (w), ``intercept_`` (−b, so decision_function = Xw − b),
+    ``slack_`` (ξ), ``objective_``, ``classes_`` (classes_[1] is y = +1).
+    """
+
+    _parameter_constraints = {
+        "formulation": [StrOptions(set(FORMULATIONS))],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, 1, closed="neither")],
+        "solver": [StrOptions({"clarabel", "cvxpy"})],
+        "test_set": [StrOptions(set(evaluation.TEST_SETS))],
+        "n_monte_carlo": [Interval(Integral, 0, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, formulation="MM-SBMV-I", C=1.0, epsilon=0.1, solver="clarabel",
+                 test_set="intersection", n_monte_carlo=2000, random_state=None):
+        self.formulation = formulation
+        self.C = C
+        self.epsilon = epsilon
+        self.solver = solver
+        self.test_set = test_set
+        self.n_monte_carlo = n_monte_carlo
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    # -- fitting ---------------------------------------------------------------------------
+    def fit(self, X, y, uncertainty=None):
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if self.classes_.size != 2:
+            raise DataError(f"robust_socp is a binary classifier; y has {self.classes_.size} "
+                            f"class(es): {self.classes_.tolist()[:5]}")
+        y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
+        unc = self._uncertainty(X, uncertainty, "fit: uncertainty")
+        data = problem_data(self.formulation, unc, X, y_pm, self.epsilon)
+        if self.solver == "cvxpy":
+            from safeclf.methods.robust_socp.cvxpy_model import solve_cvxpy
+
+            sol = solve_cvxpy(data, self.C)
+        else:
+            from safeclf.methods.robust_socp.clarabel_path import solve_clarabel
+
+            sol = solve_clarabel(data, self.C)
+        self.coef_ = sol.w
+        self.intercept_ = -sol.b
+        self.slack_ = sol.xi
+        self.objective_ = sol.objective
+        return self
+
+    @staticmethod
+    def _uncertainty(X, uncertainty, where) -> Uncertainty:
+        if uncertainty is None:
+            return Uncertainty.exact(X)
+        unc = Uncertainty.from_rows(uncertainty, X.shape[1], where)
+        if unc.shape[0] != X.shape[0]:
+            raise DataError(f"{where} describes {unc.shape[0]} points but X has {X.shape[0]}")
+        tol = 1e-7 * np.maximum(1.0, np.abs(X))
+        out = (X < unc.lower - tol) | (X > unc.upper + tol)
+        if out.any():
+            i, j = (int(v) for v in np.argwhere(out)[0])
+            raise DataError(
+                f"{where}: X[{i}, {j}] = {X[i, j]:.6g} lies outside its support "
+                f"[{unc.lower[i, j]:.6g}, {unc.upper[i, j]:.6g}]; a preprocess step rescales X "
+                "but not the uncertainty rows, so use preprocess: none"
+            )
+        return unc
+
+    # -- prediction ------------------------------------------------------------------------
+    def decision_function(self, X):
+        """wᵀx − b for each row of X."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return X @ self.coef_ + self.intercept_
+
+    def predict(self, X):
+        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+
+    # -- reporting -------------------------------------------------------------------------
+    @property
+    def margin_(self) -> float:
+        """2/‖w‖ (inf when w = 0)."""
+        check_is_fitted(self)
+        nw = float(np.linalg.norm(self.coef_))
+        return 2.0 / nw if nw > 0 else float("inf")
+
+    def evaluate(self, X, y, uncertainty=None, realisations=None) -> dict:
+        """Nominal, robust and realised error and undecided rate on uncertain points."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        y_pm = np.where(np.asarray(y) == self.classes_[1], 1.0, -1.0)
+        unc = self._uncertainty(X, uncertainty, "evaluate: uncertainty")
+        w, b = self.coef_, -self.intercept_
+        out = evaluation.test_errors(unc, y_pm, w, b, self.epsilon, self.test_set)
+        if realisations is not None:
+            R = np.asarray(realisations, float)  # (m, k, n)
+            pred = np.where(R @ w - b >= 0, 1.0, -1.0)
+            out["realised_error"] = float(np.mean(pred != y_pm[:, None]))
+        else:
+            out["realised_error"] = float("nan")
+        return out
+
+    def chance_check(self, X, y, uncertainty) -> dict:
+        """The largest Monte-Carlo violation probability of (5) over training points, per law
+        consistent with the partial information (see :func:`evaluation.consistent_sample`)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        y_pm = np.where(np.asarray(y) == self.classes_[1], 1.0, -1.0)
+        unc = self._uncertainty(X, uncertainty, "chance_check: uncertainty")
+        rng = check_random_state(self.random_state)
+        rng = np.random.default_rng(rng.randint(2**31))
+        return evaluation.chance_violations(unc, y_pm, self.coef_, -self.intercept_,
+                                            self.slack_, self.n_monte_carlo, rng)
+
+    def radius_ratios(self, X, uncertainty) -> np.ndarray:
+        """Per entry (s > 0, positive variance): Bernstein's radius κ ν(µ̂, µ̂, σ̂) s over
+        Chebyshev's √((1−ε)/ε) σ_std, at the exact mean (MM-SMV against MM-MC)."""
+        X = np.asarray(X, float)
+        unc = self._uncertainty(X, uncertainty, "uncertainty")
+        bern = kappa(self.epsilon) * bernstein_diag(unc, exact_mean=True, second_moment=True)
+        cheb = kappa_chebyshev(self.epsilon) * np.sqrt(unc.variance())
+        ok = (unc.half_width > 0) & (cheb > 0)
+        return bern[ok] / cheb[ok]
+
+    def safeclf_report(self, task):
+        from safeclf.plugin import Report
+
+        check_is_fitted(self)
+        metrics = {"margin": self.margin_, "objective": float(self.objective_),
+                   "kappa": kappa(self.epsilon)}
+        details = {"formulation": self.formulation, "w": self.coef_.tolist(),
+                   "b": float(-self.intercept_)}
+        train, test = task.train, task.test
+        unc_tr = train.rows.get("uncertainty")
+        if unc_tr is not None:
+            ratios = self.radius_ratios(train.X, unc_tr)
+            if ratios.size:
+                metrics.update(radius_ratio=float(np.median(ratios)),
+                               radius_ratio_min=float(ratios.min()),
+                               radius_ratio_max=float(ratios.max()))
+            if self.n_monte_carlo > 0:
+                viol = self.chance_check(train.X, train.y, unc_tr)
+                worst = max(viol.values())
+                se = np.sqrt(self.epsilon * (1 - self.epsilon) / self.n_monte_carlo)
+                metrics.update(max_violation=worst,
+                               violation_excess=worst - (self.epsilon + 3 * se))
+                details["violation_by_law"] = viol
+        for part_name, part in (("train", train), ("test", test)):
+            if part is None or len(part) == 0:
+                continue
+            ev = self.evaluate(part.X, part.y, part.rows.get("uncertainty"),
+                               part.rows.get("realisations"))
+            for key, val in ev.items():
+                metrics[f"{part_name}_{key}"] = val
+        return Report(metrics=metrics, details=details)
