@@ -1,0 +1,68 @@
+"""Expectations on a hand-made metrics table: selections, per-groups, comparisons, paper
+figures with tolerances, failed jobs."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from safeclf.expect import evaluate
+from safeclf.spec import parse
+
+
+def _table():
+    rows = []
+    for eps in (0.01, 0.1):
+        for seed in (0, 1):
+            rows.append({"dataset": "d", "method": "m", "param.form": "A", "param.eps": eps,
+                         "seed": seed, "status": "ok", "margin": 2.0 + eps + seed, "err": 0.1})
+            rows.append({"dataset": "d", "method": "m", "param.form": "B", "param.eps": eps,
+                         "seed": seed, "status": "ok", "margin": 1.0 + seed, "err": 0.2})
+    return pd.DataFrame(rows)
+
+
+def _spec(*expect):
+    return parse({"name": "x", "datasets": [{"dataset": "iris"}], "methods": [{"method": "svm"}],
+                  "expect": list(expect)})
+
+
+def test_per_group_comparison_against_another_selection():
+    spec = _spec({"metric": "margin", "where": {"form": "A"}, "per": ["eps"],
+                  ">": {"where": {"form": "B"}}})
+    verdicts = evaluate(spec, _table())
+    assert [v["group"] for v in verdicts] == ["eps=0.01", "eps=0.1"]
+    assert all(v["verdict"] == "pass" for v in verdicts)
+    assert verdicts[0]["measured"] == pytest.approx(2.51)
+    reverse = _spec({"metric": "margin", "where": {"form": "B"}, "per": ["eps"],
+                     ">": {"where": {"form": "A"}}})
+    assert all(v["verdict"] == "FAIL" for v in evaluate(reverse, _table()))
+
+
+@pytest.mark.parametrize("compare, paper, verdict", [
+    ("within", 0.12, "pass"), ("within", 0.2, "FAIL"),
+    ("at_most", 0.05, "pass"), ("at_most", 0.0, "FAIL"),
+    ("at_least", 0.14, "pass"), ("at_least", 0.2, "FAIL"),
+])
+def test_paper_value_and_tolerance(compare, paper, verdict):
+    spec = _spec({"metric": "err", "where": {"form": "A"}, "paper": paper, "tolerance": 0.05,
+                  "compare": compare})
+    (v,) = evaluate(spec, _table())
+    assert v["measured"] == pytest.approx(0.1)
+    assert v["verdict"] == verdict
+
+
+def test_aggregations_and_missing_things():
+    table = _table()
+    (mx,) = evaluate(_spec({"metric": "margin", "agg": "max", "<=": 3.1}), table)
+    assert mx["measured"] == pytest.approx(3.1) and mx["verdict"] == "pass"
+    (none,) = evaluate(_spec({"metric": "margin", "where": {"form": "Z"}, "<=": 1}), table)
+    assert none["verdict"] == "FAIL" and none["why"] == "no rows match"
+    (unknown,) = evaluate(_spec({"metric": "nope", "<=": 1}), table)
+    assert unknown["verdict"] == "FAIL" and "not reported" in unknown["why"]
+
+
+def test_failed_jobs_make_the_expectation_fail():
+    table = _table()
+    table.loc[0, "status"] = "failed"
+    (v,) = evaluate(_spec({"metric": "err", "<=": 1.0}), table)
+    assert v["verdict"] == "FAIL" and "1 of 8 jobs failed" in v["why"]

@@ -1,0 +1,53 @@
+"""The shared metric vocabulary on small hand-checked examples."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from safeclf.metrics import METRICS, Outputs, evaluate, fairness_ratio
+
+
+def _out(y, pred, **kw):
+    y, pred = np.asarray(y), np.asarray(pred)
+    return Outputs(y=y, pred=pred, classes=np.unique(np.r_[y, pred]), **kw)
+
+
+def test_binary_rates_count_the_larger_label_as_positive():
+    o = _out([-1, -1, -1, -1, 1, 1], [1, -1, -1, -1, 1, -1])
+    m = evaluate(["error", "fpr", "fnr", "recall", "joint_fp_rate", "positive_rate"], o, "test")
+    assert m["test_error"] == pytest.approx(2 / 6)
+    assert m["test_fpr"] == pytest.approx(1 / 4)
+    assert m["test_fnr"] == pytest.approx(1 / 2)
+    assert m["test_recall"] == pytest.approx(1 / 2)
+    assert m["test_joint_fp_rate"] == pytest.approx(1 / 6)
+    assert m["test_positive_rate"] == pytest.approx(2 / 6)
+
+
+def test_fairness_ratio_and_churn():
+    pred = np.array([1, 1, 0, 0, 1, 0, 0, 0])
+    groups = np.array(["M", "M", "M", "M", "F", "F", "F", "F"])
+    assert fairness_ratio(pred, groups, 1, privileged="M") == pytest.approx(0.5 / 0.25)
+    assert fairness_ratio(pred, groups, 1) == pytest.approx(2.0)
+    o = _out([0, 1, 0, 0, 1, 0, 0, 1], pred, rows={"groups": groups, "baseline": np.zeros(8)},
+             info={"privileged_group": "F"})
+    m = evaluate(["fairness_ratio", "churn"], o, "train")
+    assert m["train_fairness_ratio"] == pytest.approx(0.5)
+    assert m["train_churn"] == pytest.approx(3 / 8)
+
+
+def test_multiclass_and_probabilities():
+    y = np.array([0, 1, 2, 2])
+    proba = np.array([[0.8, 0.1, 0.1], [0.2, 0.7, 0.1], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4]])
+    o = Outputs(y=y, pred=proba.argmax(1), classes=np.array([0, 1, 2]), proba=proba)
+    m = evaluate(["error", "balanced_accuracy", "log_loss", "roc_auc", "fpr"], o, "test")
+    assert m["test_error"] == 0.0 and m["test_balanced_accuracy"] == 1.0
+    assert m["test_log_loss"] == pytest.approx(-np.mean(np.log([0.8, 0.7, 0.8, 0.4])))
+    assert m["test_roc_auc"] == pytest.approx(1.0)
+    assert np.isnan(m["test_fpr"])
+
+
+def test_unavailable_inputs_give_nan():
+    o = _out([0, 1, 1], [0, 1, 0])
+    for name in ("log_loss", "fairness_ratio", "churn"):
+        assert np.isnan(METRICS[name][0](o)), name
