@@ -54,7 +54,13 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self.model_ = model.fit(X, y, sample_weight=sample_weight)
         self.classes_ = self.model_.classes_
         self.n_features_in_ = self.model_.n_features_in_
+        self.n_iter_ = self.model_.n_iter_
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     def decision_function(self, X):
         check_is_fitted(self)

@@ -52,44 +52,41 @@ def _block_extremes(F, up, low):
 def _smo_subproblem(a, C, pos, F, K, kdiag, eta, tol, max_pairs):
     """SMO on a small problem, in place on ``a`` (m, q) and ``F`` (q,).
 
-    Blocks are swept in turn; within a block, pairs (i, j) with i = argmax_{I_up} F and j chosen
-    by the second-order rule are updated until the block's gap is ≤ ``tol``. Sweeps repeat until
-    no block moves. Returns the number of pair updates.
+    Each step takes the block with the largest gap max_{I_up(k)} F − min_{I_low(k)} F (the
+    maximal violating pair over all blocks), i = argmax_{I_up(k)} F, and j by the second-order
+    rule within that block. Stops when every gap is ≤ ``tol``. Returns the number of updates.
     """
-    m = a.shape[0]
     pairs = 0
+    up, low = _masks(a, C, pos)
     while pairs < max_pairs:
-        moved = False
-        for k in range(m):
-            ak, ck = a[k], C[k]
-            while pairs < max_pairs:
-                upk = np.where(pos, ak < ck, ak > 0)
-                Fu = np.where(upk, F, -np.inf)
-                i = int(Fu.argmax())
-                Fi = Fu[i]
-                lowk = np.where(pos, ak > 0, ak < ck)
-                diff = Fi - F
-                ok = lowk & (diff > tol * 1e-3)
-                if not ok.any() or Fi - np.where(lowk, F, np.inf).min() <= tol:
-                    break
-                curv = eta * (kdiag[i] + kdiag - 2.0 * K[i])
-                np.maximum(curv, 1e-12, out=curv)
-                score = np.where(ok, diff * diff / curv, -1.0)
-                j = int(score.argmax())
-                t = diff[j] / curv[j]
-                cap_i = ck[i] - ak[i] if pos[i] else ak[i]
-                cap_j = ak[j] if pos[j] else ck[j] - ak[j]
-                t = min(t, cap_i, cap_j)
-                if t <= 0.0:
-                    break
-                # Δα_ik = y_i t, Δα_jk = −y_j t; land exactly on a bound when t is capped
-                ak[i] = (ck[i] if pos[i] else 0.0) if t == cap_i else ak[i] + (t if pos[i] else -t)
-                ak[j] = (0.0 if pos[j] else ck[j]) if t == cap_j else ak[j] - (t if pos[j] else -t)
-                F -= (eta * t) * (K[i] - K[j])
-                pairs += 1
-                moved = True
-        if not moved:
+        Fu = np.where(up, F, -np.inf)
+        iu = Fu.argmax(axis=1)
+        mk = Fu[np.arange(a.shape[0]), iu]
+        Mk = np.where(low, F, np.inf).min(axis=1)
+        gaps = mk - Mk
+        k = int(gaps.argmax())
+        if gaps[k] <= tol:
             break
+        i = int(iu[k])
+        ak, ck, lowk = a[k], C[k], low[k]
+        diff = mk[k] - F
+        ok = lowk & (diff > 0)
+        curv = eta * (kdiag[i] + kdiag - 2.0 * K[i])
+        np.maximum(curv, 1e-12, out=curv)
+        score = np.where(ok, diff * diff / curv, -1.0)
+        j = int(score.argmax())
+        t = diff[j] / curv[j]
+        cap_i = ck[i] - ak[i] if pos[i] else ak[i]
+        cap_j = ak[j] if pos[j] else ck[j] - ak[j]
+        t = min(t, cap_i, cap_j)
+        # Δα_ik = y_i t, Δα_jk = −y_j t; land exactly on a bound when t is capped
+        ak[i] = (ck[i] if pos[i] else 0.0) if t == cap_i else ak[i] + (t if pos[i] else -t)
+        ak[j] = (0.0 if pos[j] else ck[j]) if t == cap_j else ak[j] - (t if pos[j] else -t)
+        for r in (i, j):
+            up[k, r] = ak[r] < ck[r] if pos[r] else ak[r] > 0
+            low[k, r] = ak[r] > 0 if pos[r] else ak[r] < ck[r]
+        F -= (eta * t) * (K[i] - K[j])
+        pairs += 1
     return pairs
 
 

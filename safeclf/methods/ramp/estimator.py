@@ -67,7 +67,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     }
 
     def __init__(self, constraints=None, objective="error", lam=None, fit_intercept=True,
-                 intercept_scaling=1.0, max_multiplier=100.0, max_mm_iter=10, mm_tol=1e-4,
+                 intercept_scaling=1.0, max_multiplier=100.0, max_mm_iter=10, mm_tol=1e-3,
                  max_cp_iter=30, tol=1e-4, svm_tol=1e-3, svm_max_iter=5000,
                  feasibility_tol=5e-3, prediction="deterministic", random_state=None):
         self.constraints = constraints

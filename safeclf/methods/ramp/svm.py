@@ -89,10 +89,10 @@ def weighted_hinge_svm(X, a_pos, a_neg, lam, intercept_scaling=1.0, tol=1e-3, ma
     return SVMResult(w, b, upper, min(lower, upper), int(C.size), int(np.max(model.n_iter_)))
 
 
-def _dual_certificate(Xs, y, C, u, c, s, band=1e-2, max_free=4000):
-    """A lower bound D(α) on min P from the primal solution (see module docstring)."""
-    from scipy.optimize import lsq_linear
-
+def _dual_certificate(Xs, y, C, u, c, s, band=2e-2, max_free=5000, iters=300):
+    """A lower bound D(α) on min P from the primal solution (see module docstring): α fixed
+    at C or 0 off the margin band, and maximised over the rows in the band by accelerated
+    projected gradient (FISTA) on the box, starting from the clipped least-squares fit."""
     margin = y * (Xs @ u + c)
     alpha = np.where(margin < 1.0, C, 0.0)
     free = np.flatnonzero(np.abs(margin - 1.0) <= band)
@@ -101,18 +101,36 @@ def _dual_certificate(Xs, y, C, u, c, s, band=1e-2, max_free=4000):
 
     def combo(a):  # Σ α_i y_i x̃_i
         ay = a * y
-        head = Xs.T @ ay
-        return np.r_[np.asarray(head).ravel(), (s * ay.sum()) if s > 0 else 0.0]
+        head = np.asarray(Xs.T @ ay).ravel()
+        return np.r_[head, (s * ay.sum()) if s > 0 else 0.0]
 
+    def dual(a):
+        v = combo(a)
+        return float(a.sum() - 0.5 * v @ v)
+
+    if not free.size:
+        return dual(alpha)
+    alpha[free] = 0.0
+    base = combo(alpha)
+    Xf = Xs[free]
+    Xf = Xf.toarray() if sp.issparse(Xf) else np.asarray(Xf)
+    A = np.c_[Xf, np.full(free.size, s if s > 0 else 0.0)] * y[free, None]  # rows y_i x̃_i
+    hi = C[free]
     target = np.r_[u, c / s if s > 0 else 0.0]
-    if free.size:
-        alpha[free] = 0.0
-        rest = target - combo(alpha)
-        Xf = Xs[free]
-        Xf = Xf.toarray() if sp.issparse(Xf) else np.asarray(Xf)
-        A = np.c_[Xf, np.full(free.size, s if s > 0 else 0.0)] * y[free, None]
-        sol = lsq_linear(A.T, rest, bounds=(np.zeros(free.size), C[free]), method="bvls"
-                         if free.size <= 300 else "trf", tol=1e-10, max_iter=200)
-        alpha[free] = np.clip(sol.x, 0.0, C[free])
-    v = combo(alpha)
-    return float(alpha.sum() - 0.5 * v @ v)
+    G = A.T @ A  # (d+1)×(d+1): the least-squares fit and the Lipschitz constant from it
+    a0 = np.clip(A @ (np.linalg.pinv(G, hermitian=True) @ (target - base)), 0.0, hi)
+    L = max(float(np.linalg.eigvalsh(G)[-1]), 1e-12)
+
+    def q(a):
+        r = base + A.T @ a
+        return a.sum() - 0.5 * r @ r
+
+    a, yk, tk = a0, a0.copy(), 1.0
+    for _ in range(iters):  # maximise q on the box [0, C_F]
+        grad = 1.0 - A @ (base + A.T @ yk)
+        a_next = np.clip(yk + grad / L, 0.0, hi)
+        t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * tk * tk))
+        yk = a_next + ((tk - 1.0) / t_next) * (a_next - a)
+        a, tk = a_next, t_next
+    alpha[free] = a if q(a) >= q(a0) else a0
+    return dual(alpha)

@@ -1,0 +1,55 @@
+"""Dataset loaders and splitting."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from safeclf.errors import DataError
+from safeclf.jobs import split_task
+from safeclf.registry import get_dataset
+
+
+def test_adult_has_the_papers_split_and_groups():
+    ds = get_dataset("adult").load()
+    split = ds.rows["split"]
+    assert (split == "train").sum() == 32561 and (split == "test").sum() == 16281
+    assert set(np.unique(ds.rows["groups"])) == {"Female", "Male"}
+    assert 0.23 < ds.y.mean() < 0.25  # about 24 % earn >50K
+    assert np.isfinite(ds.X).all()
+    task = split_task(ds, {"dataset": "adult", "split": {"predefined": True}}, 0, None)
+    assert len(task.train) == 32561 and len(task.test) == 16281
+    assert task.train.rows["groups"].shape == (32561,)
+
+
+def test_synthetic_generators():
+    ds = get_dataset("gaussians").load(mean_pos=[1, 1], mean_neg=[-1, -1], p_pos=0.2,
+                                       n_samples=5000, random_state=3)
+    assert set(np.unique(ds.y)) == {-1, 1} and abs((ds.y == 1).mean() - 0.2) < 0.02
+    assert np.allclose(ds.X[ds.y == 1].mean(0), [1, 1], atol=0.1)
+    board = get_dataset("checkerboard").load(n=8, n_samples=6400)
+    cell = np.floor(board.X * 8).astype(int)
+    assert np.array_equal(board.y, cell.sum(1) % 2)
+    xor = get_dataset("xor").load(n_features=6, n_samples=1000)
+    assert np.array_equal(xor.y, (np.prod(xor.X, 1) > 0).astype(int))
+    with pytest.raises(DataError, match="cov_pos must be symmetric positive definite"):
+        get_dataset("gaussians").load(mean_pos=[0, 0], mean_neg=[1, 1], cov_pos=[[1, 2], [2, 1]])
+
+
+def test_split_is_stratified_reproducible_and_has_calibration():
+    ds = get_dataset("breast_cancer").load()
+    entry = {"dataset": "breast_cancer", "split": {"test": 0.3, "calibration": 0.25, "stratify": True}}
+    a, b = split_task(ds, entry, 5, None), split_task(ds, entry, 5, None)
+    assert np.array_equal(a.test.y, b.test.y) and np.array_equal(a.cal.X, b.cal.X)
+    assert len(a.train) + len(a.cal) + len(a.test) == ds.n_samples
+    for part in (a.train, a.cal, a.test):
+        assert abs(part.y.mean() - ds.y.mean()) < 0.02
+    other = split_task(ds, entry, 6, None)
+    assert not np.array_equal(a.test.X, other.test.X)
+
+
+def test_folds_partition_the_data():
+    ds = get_dataset("iris").load()
+    entry = {"dataset": "iris", "split": {"folds": 5, "stratify": True}}
+    tests = [split_task(ds, entry, 0, k).test for k in range(5)]
+    assert sum(len(t) for t in tests) == 150
