@@ -4,7 +4,8 @@ Per-job overhead = (wall time of the run on one worker − the time spent inside
 fit and predict) / number of jobs: what the runner adds for splitting, metrics, records and
 tables. Speed-up = wall time on one worker / wall time on two, for the same 200 jobs (the
 jobs are made heavy enough to be worth parallelising, ~50 ms each, to measure the runner's
-parallel efficiency rather than process start-up, which a warm-up run pays once). Targets: overhead < 20 ms per job,
+parallel efficiency rather than process start-up,
+which a warm-up run pays once). Targets: overhead < 20 ms per job,
 speed-up ≥ 1.8 on 2 cores. Also times `safeclf --help` (target < 0.5 s).
 """
 

@@ -129,7 +129,8 @@ def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, prof
 def compare(
     runs: list[Path] = typer.Argument(..., help="Run folders (a shell glob such as runs/* works)."),
     metric: str | None = typer.Option(None, "--metric", "-m", help="Metric column (default test_error)."),
-    by: list[str] | None = typer.Option(None, "--by", help="Align by these columns instead of dataset, method, params."),
+    by: list[str] | None = typer.Option(
+        None, "--by", help="Align by these columns instead of dataset, method, params."),
     fmt: Format = typer.Option(Format.table, "--format", help="table, csv or markdown."),
 ):
     """Set runs side by side, aligned by dataset, method and parameters."""

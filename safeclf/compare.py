@@ -66,5 +66,6 @@ def render(frame, metric: str, fmt: str) -> str:
     shown = frame.copy()
     for c in shown.columns:
         if shown[c].dtype.kind == "f":
-            shown[c] = shown[c].map(lambda v: "" if np.isnan(v) else f"{v:+.4g}" if str(c).startswith("Δ") else f"{v:.4g}")
+            pattern = "{:+.4g}" if str(c).startswith("Δ") else "{:.4g}"
+            shown[c] = shown[c].map(lambda v, p=pattern: "" if np.isnan(v) else p.format(v))
     return shown.to_string(index=False)

@@ -32,7 +32,8 @@ def _matches(series, value):
     if isinstance(value, list):
         return series.isin(value) | np.any([_matches(series, v) for v in value], axis=0)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        numeric = series.map(lambda v: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan)
+        numeric = series.map(
+            lambda v: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan)
         return np.isclose(numeric.to_numpy(dtype=float), float(value), rtol=1e-9, atol=1e-12)
     return (series.astype(str) == str(value)).to_numpy()
 

@@ -74,8 +74,9 @@ def _xy_points(frame, x, y):
         xs, ys = _numeric(g, x), _numeric(g, y)
         keep = xs.notna() & ys.notna()
         if keep.any():
-            out.append((dataset, method, params, xs[keep].mean(), xs[keep].std(ddof=1) if keep.sum() > 1 else 0,
-                        ys[keep].mean(), ys[keep].std(ddof=1) if keep.sum() > 1 else 0))
+            several = keep.sum() > 1
+            out.append((dataset, method, params, xs[keep].mean(), xs[keep].std(ddof=1) if several else 0,
+                        ys[keep].mean(), ys[keep].std(ddof=1) if several else 0))
     return out
 
 

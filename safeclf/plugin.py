@@ -145,7 +145,8 @@ class MethodPlugin:
         return hook(task) if hook is not None else Report()
 
 
-_SKLEARN_MSG = re.compile(r"The '(?P<p>\w+)' parameter of \w+ must be (?P<rule>.*)\. Got (?P<got>.*) instead\.?")
+_SKLEARN_MSG = re.compile(
+    r"The '(?P<p>\w+)' parameter of \w+ must be (?P<rule>.*)\. Got (?P<got>.*) instead\.?")
 
 
 def _sklearn_param_message(message: str, where: str) -> str:

@@ -105,8 +105,9 @@ def payloads(spec: Spec, jobs: list[Job]) -> list[dict[str, Any]]:
                 for i, d in enumerate(spec.datasets)]
     methods = [m.model_dump(mode="json") for m in spec.methods]
     return [{
-        "job": {"id": j.id, "dataset": j.dataset, "method": j.method, "plugin": spec.methods[j.method_index].method,
-                "params": j.params, "seed": j.seed, "fold": j.fold},
+        "job": {"id": j.id, "dataset": j.dataset, "method": j.method,
+                "plugin": spec.methods[j.method_index].method, "params": j.params,
+                "seed": j.seed, "fold": j.fold},
         "dataset": datasets[j.dataset_index],
         "method": methods[j.method_index],
         "metrics": list(spec.metrics),
@@ -130,7 +131,8 @@ def _backend(name: str, scheduler: str | None, n_jobs: int):
         try:
             client = Client(scheduler, timeout="10s")
         except OSError as exc:
-            raise SafeclfError(f"--scheduler: cannot reach a Dask scheduler at '{scheduler}': {exc}") from None
+            raise SafeclfError(
+                f"--scheduler: cannot reach a Dask scheduler at '{scheduler}': {exc}") from None
         cluster = None
     else:
         workers = n_jobs if n_jobs > 0 else (joblib.cpu_count() or 1)
