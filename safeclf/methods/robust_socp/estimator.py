@@ -3,6 +3,7 @@ estimator (Ben-Tal, Bhadra, Bhattacharyya, Nath 2011)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,6 +22,14 @@ from safeclf.methods.robust_socp.formulations import (
     problem_data,
 )
 from safeclf.methods.robust_socp.uncertainty import Uncertainty
+
+
+def _box_binds(data) -> bool:
+    """Whether some ellipsoid union ∪E(µ, D) over µ ∈ [µ⁻, µ⁺] leaves its support box (an
+    axis-parallel ellipsoid's extent along feature j is Dⱼ)."""
+    tol = 1e-12 * (1.0 + np.abs(data.upper) + np.abs(data.lower))
+    return bool(np.any(data.mean_hi + data.D > data.upper + tol)
+                or np.any(data.mean_lo - data.D < data.lower - tol))
 
 
 class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
@@ -54,7 +63,9 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
     (zero-width supports, means X): every formulation is then the soft-margin SVM.
 
     Attributes: ``coef_`` (w), ``intercept_`` (−b, so decision_function = Xw − b),
-    ``slack_`` (ξ), ``objective_``, ``classes_`` (classes_[1] is y = +1).
+    ``slack_`` (ξ), ``objective_``, ``classes_`` (classes_[1] is y = +1), ``box_binding_``
+    (for "-I": whether the support box cuts some point's set; if not, the plain twin is
+    solved, which is the same problem).
     """
 
     _parameter_constraints = {
@@ -94,6 +105,11 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         unc = self._uncertainty(X, uncertainty, "fit: uncertainty")
         data = problem_data(self.formulation, unc, X, y_pm, self.epsilon)
+        self.box_binding_ = data.lower is not None and _box_binds(data)
+        if data.lower is not None and not self.box_binding_:
+            # every point's ellipsoid union lies inside its support box, so Lemma 3's set is
+            # Lemma 2's and (23)/(26)/(29)/(32) is exactly (16)/(24)/(27)/(30): solve that
+            data = replace(data, lower=None, upper=None)
         if self.solver == "cvxpy":
             from safeclf.methods.robust_socp.cvxpy_model import solve_cvxpy
 

@@ -140,7 +140,8 @@ def consistent_sample(unc: Uncertainty, adverse, kind: str, size: int, rng):
 def chance_violations(unc: Uncertainty, y_pm, w, b, xi, n_samples: int, rng,
                       distributions=DISTRIBUTIONS, chunk: int = 200_000) -> dict:
     """For each law, the largest share over training points of realisations with
-    yᵢ(wᵀXᵢ − b) < 1 − ξᵢ − 1e-6 (the solver’s accuracy on the unit margin): the violation probability of (5)."""
+    yᵢ(wᵀXᵢ − b) < 1 − ξᵢ − 1e-6 (1e-6: the solver's accuracy on the unit margin), the
+    violation probability of (5)."""
     m, n = unc.shape
     adverse = -(y_pm[:, None] * np.asarray(w)[None, :])
     out = {}
