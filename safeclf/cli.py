@@ -36,9 +36,14 @@ _state = {"debug": False}
 
 
 def _console(stderr: bool = False):
+    """A rich console; when the output is not a terminal (CI logs, pipes), wide enough that
+    tables are not folded into unreadable columns."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    console = Console(stderr=stderr, highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console = Console(stderr=stderr, highlight=False, soft_wrap=True, width=160)
+    return console
 
 
 def _fail(exc: BaseException) -> None:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from safeclf.errors import SpecError, closest
 
 OPS = ("<=", "<", ">=", ">")
+BUILTIN_PLOT_KEYS = {"bar": ("metric",), "scatter": ("x", "y"), "line": ("x", "y")}
 AGGS = ("mean", "median", "min", "max", "std", "count")
 
 
@@ -397,6 +398,9 @@ def check(spec: Spec) -> None:
         if p.kind not in plot_kinds:
             raise SpecError(f"plots[{i}].kind: unknown plot kind '{p.kind}'"
                             f"{closest(p.kind, plot_kinds)}; known: {', '.join(sorted(plot_kinds))}")
+        for key in BUILTIN_PLOT_KEYS.get(p.kind, ()):
+            if key not in (p.model_extra or {}):
+                raise SpecError(f"plots[{i}].{key} is required for a '{p.kind}' plot")
     dlabels = {spec.dataset_label(i) for i in range(len(spec.datasets))}
     mlabels = {spec.method_label(i) for i in range(len(spec.methods))}
     for i, e in enumerate(spec.expect):

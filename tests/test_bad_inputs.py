@@ -71,6 +71,8 @@ CASES = [
      [], 2, "expect[0].method: no method labelled 'logrg'"),
     ("unknown-plot", BASE + "plots: [{kind: barr, metric: test_error}]\n", [], 2,
      "plots[0].kind: unknown plot kind 'barr' (did you mean 'bar'?)"),
+    ("plot-missing-axis", BASE + "plots: [{kind: scatter, x: test_error}]\n", [], 2,
+     "plots[0].y is required for a 'scatter' plot"),
     ("dataset-param-type", BASE.replace("- dataset: iris", "- dataset: iris\n    params: {features: abc}"),
      [], 2, "datasets[0].params.features"),
     ("bad-jobs", BASE, ["--jobs", "0"], 2, "--jobs must be a positive number"),

@@ -199,6 +199,24 @@ def test_resume_refuses_another_spec(cli, tiny_spec, write_spec, tmp_path):
     assert result.exit_code == 2 and "does not describe the jobs" in result.stderr
 
 
+def test_dask_scheduler_address_on_loopback(cli, write_spec, tmp_path):
+    distributed = pytest.importorskip("dask.distributed", reason="the dask extra is part of dev installs")
+    spec = write_spec("""
+        name: on-scheduler
+        seeds: 2
+        datasets: [{dataset: wine}]
+        methods: [{method: logreg, params: {max_iter: 500}}]
+        """)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        result = cli("run", spec, "--out", tmp_path / "runs", "--backend", "dask",
+                     "--scheduler", cluster.scheduler_address)
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(_run_dir(tmp_path / "runs") / "metrics.csv")
+    assert len(table) == 2 and set(table["status"]) == {"ok"}
+
+
 def test_dask_local_cluster_runs_jobs(cli, write_spec, tmp_path):
     pytest.importorskip("dask.distributed", reason="the dask extra is part of dev installs")
     spec = write_spec("""
