@@ -240,6 +240,10 @@ def load_run(run_dir: str | Path):
         if (path / "metrics.csv").is_file():
             table = pd.read_csv(path / "metrics.csv")
         else:
+            inner = [p for p in path.iterdir() if (p / "spec.yaml").is_file()]
+            if inner:
+                raise SpecError(f"'{run_dir}' is not a run folder but holds {len(inner)} runs; "
+                                f"give them as {run_dir}/*")
             raise SpecError(f"'{run_dir}' is not a finished run folder (no metrics table)")
     else:
         table = pd.read_parquet(table_path)

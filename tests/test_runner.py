@@ -228,3 +228,11 @@ def test_dask_local_cluster_runs_jobs(cli, write_spec, tmp_path):
     assert result.exit_code == 0, result.output
     table = pd.read_csv(_run_dir(tmp_path / "runs") / "metrics.csv")
     assert len(table) == 2 and set(table["status"]) == {"ok"}
+
+
+def test_compare_names_a_folder_of_runs(cli, tiny_spec, tmp_path):
+    out = tmp_path / "runs"
+    assert cli("run", tiny_spec, "--out", out / "ci", "--profile", "ci", "-j", "1").exit_code == 0
+    result = cli("compare", out / "ci")
+    assert result.exit_code == 2
+    assert "is not a run folder but holds 1 runs; give them as" in result.stderr
