@@ -77,12 +77,7 @@ class MethodPlugin:
     # -- parameters -----------------------------------------------------------------------
     def defaults(self) -> dict[str, Any]:
         """Constructor parameters and their defaults, in signature order."""
-        sig = inspect.signature(self.estimator.__init__)
-        return {
-            k: (None if p.default is inspect.Parameter.empty else p.default)
-            for k, p in sig.parameters.items()
-            if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        }
+        return signature_defaults(self.estimator.__init__)
 
     def check_params(self, params: Mapping[str, Any], where: str) -> None:
         """Raise :class:`SpecError` naming ``where`` if ``params`` are not acceptable."""
@@ -145,6 +140,16 @@ class MethodPlugin:
         return hook(task) if hook is not None else Report()
 
 
+def signature_defaults(fn) -> dict[str, Any]:
+    """Named parameters of ``fn`` (less ``self`` and ``*args``/``**kwargs``) with defaults,
+    ``None`` where there is none."""
+    return {
+        k: (None if p.default is inspect.Parameter.empty else p.default)
+        for k, p in inspect.signature(fn).parameters.items()
+        if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    }
+
+
 _SKLEARN_MSG = re.compile(
     r"The '(?P<p>\w+)' parameter of \w+ must be (?P<rule>.*)\. Got (?P<got>.*) instead\.?")
 
@@ -171,11 +176,8 @@ class DatasetPlugin:
     provides: tuple[str, ...] = ()
 
     def defaults(self) -> dict[str, Any]:
-        sig = inspect.signature(self.load)
-        return {
-            k: (None if p.default is inspect.Parameter.empty else p.default)
-            for k, p in sig.parameters.items()
-        }
+        """Loader parameters and their defaults (``None`` for required ones)."""
+        return signature_defaults(self.load)
 
     def check_params(self, params: Mapping[str, Any], where: str) -> None:
         import pydantic

@@ -42,21 +42,19 @@ def _load(group: str, name: str):
     return plugin
 
 
+def _get(group: str, kind: str, name: str, where: str):
+    known = sorted(_entry_points(group))
+    if name not in known:
+        raise SpecError(f"{where}: unknown {kind} '{name}'{closest(name, known)}; "
+                        f"known: {', '.join(known)}")
+    return _load(group, name)
+
+
 def get_method(name: str, where: str = "method"):
     """The :class:`MethodPlugin` called ``name``; a :class:`SpecError` names ``where`` if none."""
-    if name not in _entry_points(METHODS_GROUP):
-        raise SpecError(
-            f"{where}: unknown method '{name}'{closest(name, method_names())}; "
-            f"known: {', '.join(method_names())}"
-        )
-    return _load(METHODS_GROUP, name)
+    return _get(METHODS_GROUP, "method", name, where)
 
 
 def get_dataset(name: str, where: str = "dataset"):
-    """The :class:`DatasetPlugin` called ``name``."""
-    if name not in _entry_points(DATASETS_GROUP):
-        raise SpecError(
-            f"{where}: unknown dataset '{name}'{closest(name, dataset_names())}; "
-            f"known: {', '.join(dataset_names())}"
-        )
-    return _load(DATASETS_GROUP, name)
+    """The :class:`DatasetPlugin` called ``name``; a :class:`SpecError` names ``where`` if none."""
+    return _get(DATASETS_GROUP, "dataset", name, where)
