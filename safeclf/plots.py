@@ -133,13 +133,17 @@ def write_plots(spec: Spec, frame, details: dict, folder: Path) -> list[str]:
     if frame.empty or not spec.plots:
         return []
     folder.mkdir(parents=True, exist_ok=True)
-    plugin_kinds = {}
+    plugin_kinds, wanted = {}, list(spec.plots)
     for m in spec.methods:
-        plugin_kinds.update(registry.get_method(m.method).plots)
+        plugin = registry.get_method(m.method)
+        plugin_kinds.update(plugin.plots)
+        for kind in plugin.auto_plots:
+            if all(p.kind != kind for p in wanted):
+                wanted.append(PlotEntry(kind=kind))
     problems = []
     import matplotlib.pyplot as plt
 
-    for i, p in enumerate(spec.plots):
+    for i, p in enumerate(wanted):
         name = p.name or (f"{p.kind}_{p.model_extra.get('metric') or p.model_extra.get('y') or i}")
         try:
             if p.kind in BUILTIN:

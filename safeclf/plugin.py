@@ -66,6 +66,9 @@ class MethodPlugin:
         dataset ``rows`` entries passed to ``fit`` under the same keyword.
     plots : mapping of str to PlotFn
         Plot kinds this method adds to the spec's ``plots`` vocabulary.
+    auto_plots : tuple of str
+        Kinds among ``plots`` drawn in every run that uses this method, even when the spec's
+        ``plots`` does not list them (the plots a method asks for).
     """
 
     name: str
@@ -73,6 +76,7 @@ class MethodPlugin:
     summary: str = ""
     needs: tuple[str, ...] = ()
     plots: Mapping[str, PlotFn] = field(default_factory=dict)
+    auto_plots: tuple[str, ...] = ()
 
     # -- parameters -----------------------------------------------------------------------
     def defaults(self) -> dict[str, Any]:
