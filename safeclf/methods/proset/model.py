@@ -52,10 +52,19 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         "full" first picks (λ_v, λ_w) by random search with B = 1 (stage 1), then B.
     max_batches, n_search, cv, n_jobs  the search grid, stage-1 sample size, folds, parallel jobs
     solver_factr, max_iter              L-BFGS-B's factr (ftol = factr · machine ε) and iterations
+    solver_memory                       L-BFGS-B's number of stored corrections (maxcor)
+    weight_scale                        L-BFGS-B sees w / weight_scale (a diagonal preconditioner)
     merge_tol : float >= 0             max-norm tolerance of the clean-up merging
     dtype : "float64" | "float32"      precision of the kernel matrix products
     blas_threads : int or None         BLAS threads while fitting/predicting (None: unchanged)
     random_state                       candidate draws and search folds
+
+    Attributes
+    ----------
+    classes_, marginals_ (p0_k), batches_ (per batch: active ``features``, their
+    ``feature_weights`` v_b, training ``samples``, ``prototypes`` (full feature rows),
+    ``classes`` (codes), ``weights`` w_b), n_iter_ (L-BFGS-B iterations per batch), fit_log_,
+    best_params_, search_ (the search table, or None).
     """
 
     _parameter_constraints = {
@@ -72,6 +81,8 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         "cv": [Interval(Integral, 2, None, closed="left")],
         "n_jobs": [Integral, None],
         "solver_factr": [Interval(Real, 0, None, closed="neither")],
+        "solver_memory": [Interval(Integral, 1, None, closed="left")],
+        "weight_scale": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "merge_tol": [Interval(Real, 0, None, closed="left")],
         "dtype": [StrOptions({"float64", "float32"})],
@@ -81,7 +92,8 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, n_batches=1, n_candidates=1000, max_fraction=0.5, lambda_v=1e-3,
                  lambda_w=1e-8, alpha_v=0.95, alpha_w=0.95, search="none", max_batches=10,
-                 n_search=50, cv=5, n_jobs=None, solver_factr=1e7, max_iter=15000,
+                 n_search=50, cv=5, n_jobs=None, solver_factr=1e7, solver_memory=50,
+                 weight_scale=10.0, max_iter=15000,
                  merge_tol=1e-6, dtype="float64", blas_threads=1, random_state=None):
         self.n_batches = n_batches
         self.n_candidates = n_candidates
@@ -96,6 +108,8 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         self.cv = cv
         self.n_jobs = n_jobs
         self.solver_factr = solver_factr
+        self.solver_memory = solver_memory
+        self.weight_scale = weight_scale
         self.max_iter = max_iter
         self.merge_tol = merge_tol
         self.dtype = dtype
@@ -135,6 +149,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         q = np.tile(self.marginals_, (N, 1))                           # q_{c,k}(x_n), eq_qckx
         self.batches_ = []
         self.fit_log_ = []
+        self.n_iter_ = np.zeros(n_batches, dtype=int)
         for c in range(n_batches):
             t0 = time.perf_counter()
             cand = draw_candidates(q, codes, Kc, self.n_candidates, self.max_fraction, rng)
@@ -145,10 +160,8 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
             obj = BatchObjective(X[score], codes[score], q[score], omega, X[cand], codes[cand],
                                  Kc, lambda_v, lambda_w, self.alpha_v, self.alpha_w, dtype=dtype)
             theta0 = np.r_[np.full(D, 10.0 / D), np.ones(cand.size)]   # start values
-            res = minimize(obj, theta0, jac=True, method="L-BFGS-B",
-                           bounds=[(0.0, None)] * theta0.size,
-                           options={"ftol": self.solver_factr * _EPS, "gtol": 1e-5,
-                                    "maxiter": self.max_iter, "maxfun": 2 * self.max_iter})
+            res = _lbfgsb(obj, theta0, D, self.weight_scale, self.solver_memory,
+                          self.solver_factr, self.max_iter)
             if not np.all(np.isfinite(res.x)) or not np.isfinite(res.fun):
                 raise SolverError(f"proset batch {c + 1}: L-BFGS-B ended with a non-finite "
                                   f"objective (status '{res.message}')")
@@ -156,7 +169,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
                 warnings.warn(f"proset batch {c + 1}: L-BFGS-B stopped at max_iter "
                               f"({self.max_iter})", ConvergenceWarning, stacklevel=3)
             v, w = res.x[:D], res.x[D:]
-            self._cand = cand
+            self.n_iter_[c] = res.nit
             batch = self._make_batch(X, codes, cand, v, w)
             self.batches_.append(batch)
             if batch["weights"].size:
@@ -235,6 +248,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
                 yield q / q.sum(axis=1, keepdims=True)
 
     def predict(self, X):
+        check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     # -- reading the model --------------------------------------------------------------------
@@ -351,6 +365,24 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.poor_score = True
         return tags
+
+
+def _lbfgsb(obj, theta0, D, weight_scale, memory, factr, max_iter):
+    """Minimise ``obj`` over theta >= 0 by L-BFGS-B. The solver works on (v, w / weight_scale):
+    the same problem, but prototype weights end far above their start value 1 and without the
+    rescaling L-BFGS-B's curvature estimate needs several times more iterations."""
+    scale = np.r_[np.ones(D), np.full(theta0.size - D, float(weight_scale))]
+
+    def scaled(x):
+        loss, grad = obj(x * scale)
+        return loss, grad * scale
+
+    res = minimize(scaled, theta0 / scale, jac=True, method="L-BFGS-B",
+                   bounds=[(0.0, None)] * theta0.size,
+                   options={"ftol": factr * _EPS, "gtol": 1e-5, "maxcor": int(memory),
+                            "maxiter": max_iter, "maxfun": 2 * max_iter})
+    res.x = res.x * scale
+    return res
 
 
 def _onehot(codes, n_classes):

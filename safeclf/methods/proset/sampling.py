@@ -18,7 +18,7 @@ def check_min_cases(counts, classes, eta: float) -> None:
         if not (half >= 0.5 / eta and half > 0.5 / (1.0 - eta)):
             need = _min_class_size(eta)
             raise DataError(
-                f"proset: class {label!r} has {int(n_k)} training samples but with "
+                f"proset: class {_plain(label)!r} has {int(n_k)} training samples but with "
                 f"max_fraction η = {eta:g} every class needs at least {need} (condition "
                 "eq_min_cases_2: each class must give a candidate and keep a scoring point)"
             )
@@ -77,3 +77,8 @@ def draw_candidates(q, y, n_classes: int, M: int, eta: float, rng) -> np.ndarray
     h = bin_counts([m.size for m in members], M, eta)
     chosen = [rng.choice(m, size=k, replace=False) for m, k in zip(members, h) if k > 0]
     return np.sort(np.concatenate(chosen)) if chosen else np.zeros(0, int)
+
+
+def _plain(label):
+    """A numpy scalar as the Python value (so messages read 'a', not np.str_('a'))."""
+    return label.item() if hasattr(label, "item") else label
