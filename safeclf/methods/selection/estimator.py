@@ -237,18 +237,22 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
         return self.model_classes_[self.chosen_].columns(X)
 
     def predict(self, X):
-        return self.model_.predict(self._cols(X))
+        cols = self._cols(X)
+        return self.model_.predict(cols)
 
     def _has(name):
-        return lambda self: hasattr(self.model_, name)
+        return lambda self: hasattr(getattr(self, "model_", None), name) or not hasattr(
+            self, "model_")
 
     @available_if(_has("decision_function"))
     def decision_function(self, X):
-        return self.model_.decision_function(self._cols(X))
+        cols = self._cols(X)
+        return self.model_.decision_function(cols)
 
     @available_if(_has("predict_proba"))
     def predict_proba(self, X):
-        return self.model_.predict_proba(self._cols(X))
+        cols = self._cols(X)
+        return self.model_.predict_proba(cols)
 
     # -- report --------------------------------------------------------------------------------
     def safeclf_report(self, task) -> Report:
