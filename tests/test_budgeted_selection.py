@@ -266,3 +266,12 @@ def test_nested_prefix_risks_match_the_true_rule():
         assert abs(err - ds.info["prefix_risk"][k - 1]) < 4 * np.sqrt(0.25 / 60000)
     r = np.asarray(ds.info["prefix_risk"])
     assert np.all(np.diff(r[:6]) < 0) and np.allclose(r[6:], r[5])
+
+
+def test_measured_cost_gives_the_costliest_class_one_quantum_of_samples(nested):
+    X, y, *_ = nested
+    est = BudgetedSelection(classes=prefix_classes([1, 12]), procedure="uniform", cost="measured",
+                            cost_probe=500, budget=2, quantum=40, random_state=0).fit(X, y)
+    assert est.per_quantum_.min() == 40
+    assert est.per_quantum_[np.argmax(est.costs_)] == 40
+    assert np.allclose(est.per_quantum_ * est.costs_, 40 * est.costs_.max(), rtol=0.05)

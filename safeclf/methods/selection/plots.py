@@ -41,13 +41,16 @@ def budget_share(table, details, fig, budget=None, procedure="bandit", method=No
     share /= len(jobs)
     t = np.arange(1, T + 1)
     colors = [__import__("matplotlib").colormaps["viridis"](k / max(K - 1, 1)) for k in range(K)]
-    ax.stackplot(t, share.T, labels=[f"F_{k + 1} ({n})" for k, n in enumerate(names)],
+    bands = ax.stackplot(t, share.T, labels=[f"F_{k + 1} ({n})" for k, n in enumerate(names)],
                  colors=colors)
     oracle = [d.get("oracle_class") for d in jobs if d.get("oracle_class")]
     title = f"budget share by class, {method or procedure}, T = {T}, {len(jobs)} job(s)"
     if oracle:
         vals, counts = np.unique(oracle, return_counts=True)
-        title += f"; oracle class F_{int(vals[np.argmax(counts)])}"
+        best = int(vals[np.argmax(counts)])
+        title += f"; oracle class F_{best} (hatched)"
+        bands[best - 1].set_hatch("//")
+        bands[best - 1].set_edgecolor("tab:red")
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("round t")
     ax.set_ylabel("share of quanta T_i(t) / t")
