@@ -31,10 +31,9 @@ def _draw(noise, lower, s, noise_scale, size, rng):
     if noise == "uniform":
         xh = rng.uniform(-1.0, 1.0, shape)
     elif noise == "truncnorm":
-        from scipy.stats import truncnorm
+        from safeclf.methods.robust_socp.evaluation import truncated_normal
 
-        a = 1.0 / noise_scale
-        xh = noise_scale * truncnorm.rvs(-a, a, size=shape, random_state=rng)
+        xh = noise_scale * truncated_normal(1.0 / noise_scale, shape, rng)
     else:
         xh = 2.0 * rng.beta(*_BETA, size=shape) - 1.0
     return lower + s * (xh + 1.0)
@@ -138,23 +137,29 @@ def load_uncertain_synthetic(
 def load_breast_cancer_intervals(
     information: str = "bounds",
     z: float = 2.0,
-    assumed_cells: int = 20,
+    support: str = "worst",
+    k: float = 3.0,
     scale: bool = True,
 ):
     """scikit-learn's breast cancer set (569 images, 212 malignant = label 1) as uncertain
     data over its ten nucleus measurements (radius, texture, …, fractal dimension).
 
     For each image the set reports, per measurement over the cells of the image, the mean
-    (columns 0–9), its standard error (10–19) and the "worst" value, the mean of the three
-    largest (20–29). X_ij is read as the measurement j of a cell of image i, so:
+    (columns 0–9), its standard error se (10–19) and the "worst" value, the mean of the three
+    largest (20–29). X_ij, the image's true mean measurement j, is read as uncertain:
 
-    - support: upper u = worst, lower l = max(0, 2·mean − worst) (the reflection of worst
-      about the mean; the minimum is not reported, and no measurement is negative);
-    - mean: the reported mean; ``bounds`` widens it to mean ± z·se (clipped to the support),
-      ``exact`` keeps it, ``intervals`` drops it (support only);
-    - second moment: the cell-level variance is (se·√N)² for N = ``assumed_cells`` cells per
-      image (the count is not reported), capped at (u − mean)(mean − l), the largest variance
-      a law on [l, u] with that mean can have; E X² ≤ max(mean_lo², mean_hi²) + that variance.
+    - support ``worst``: u = worst, l = max(0, 2·mean − worst) (the reflection of worst about
+      the mean: the minimum is not reported, and no measurement is negative); a mean over
+      cells lies between the smallest and largest cell values. Support ``se``: mean ± k·se
+      (clipped at 0 and within the ``worst`` support), a tighter band that is not a hard bound;
+    - mean: the reported mean (``exact``), or mean ± z·se clipped to the support (``bounds``),
+      or nothing (``intervals``: support only);
+    - second moment: the sampling variance se², capped at (u − mean)(mean − l), the largest
+      variance a law on [l, u] with that mean can have: E X² = mean² + se² (``exact``) or
+      E X² ≤ max(mean_lo², mean_hi²) + se² (``bounds``).
+
+    This is the case the issue singles out: a small variance inside a wide support, where
+    Chebyshev's radius √((1−ε)/ε)·se is far smaller than Bernstein's κ ν s.
 
     X is the reported mean. ``scale`` divides every measurement (X, supports, means; second
     moments by the square) by the standard deviation of its mean column over the 569 images: a
@@ -167,26 +172,32 @@ def load_breast_cancer_intervals(
     if information not in ("exact", "bounds", "intervals"):
         raise DataError("breast_cancer_intervals: information must be exact, bounds or "
                         f"intervals, got {information!r}")
-    if assumed_cells < 2:
-        raise DataError(f"breast_cancer_intervals: assumed_cells must be >= 2, got {assumed_cells}")
+    if not z >= 0:
+        raise DataError(f"breast_cancer_intervals: z must be >= 0, got {z}")
     b = load_breast_cancer()
     mean, se, worst = b.data[:, :10], b.data[:, 10:20], b.data[:, 20:30]
     names = [str(n).replace("mean ", "") for n in b.feature_names[:10]]
+    if support not in ("worst", "se"):
+        raise DataError(f"breast_cancer_intervals: support must be worst or se, got {support!r}")
     upper = np.maximum(worst, mean)
     lower = np.maximum(0.0, 2 * mean - upper)
-    var = np.minimum((se * np.sqrt(assumed_cells)) ** 2, (upper - mean) * (mean - lower))
+    if support == "se":
+        upper = np.minimum(upper, mean + k * se)
+        lower = np.maximum(lower, mean - k * se)
+    var = np.minimum(se**2, (upper - mean) * (mean - lower))
     if scale:
         k = mean.std(axis=0)
         mean, se, upper, lower, var = mean / k, se / k, upper / k, lower / k, var / k**2
+    where = "breast_cancer_intervals"
     if information == "exact":
-        unc = Uncertainty.from_moments(lower, upper, mean, mean**2 + var, "breast_cancer_intervals")
+        unc = Uncertainty.from_moments(lower, upper, mean, mean**2 + var, where)
     elif information == "bounds":
         mlo = np.clip(mean - z * se, lower, upper)
         mhi = np.clip(mean + z * se, lower, upper)
         unc = Uncertainty.from_bounds(lower, upper, mlo, mhi,
-                                      np.maximum(mlo**2, mhi**2) + var, "breast_cancer_intervals")
+                                      np.maximum(mlo**2, mhi**2) + var, where)
     else:
-        unc = Uncertainty.from_intervals(lower, upper, "breast_cancer_intervals")
+        unc = Uncertainty.from_intervals(lower, upper, where)
     y = (b.target == 0).astype(int)  # sklearn codes malignant as 0; here malignant = 1
     return checked("breast_cancer_intervals", mean, y, rows={"uncertainty": unc.to_rows()},
                    info={"feature_names": names, "positive": "malignant"})

@@ -124,6 +124,12 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         self.objective_ = sol.objective
         return self
 
+    @property
+    def objective_reported_(self) -> float:
+        """``objective_`` to 8 significant digits, the solver's accuracy (Clarabel's default
+        relative gap is 1e-8), so that optima equal in exact arithmetic compare equal."""
+        return float(f"{self.objective_:.8g}")
+
     @staticmethod
     def _uncertainty(X, uncertainty, where) -> Uncertainty:
         if uncertainty is None:
@@ -202,10 +208,11 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         from safeclf.plugin import Report
 
         check_is_fitted(self)
-        metrics = {"margin": self.margin_, "objective": float(self.objective_),
+        metrics = {"margin": self.margin_, "objective": self.objective_reported_,
                    "kappa": kappa(self.epsilon)}
         details = {"formulation": self.formulation, "w": self.coef_.tolist(),
-                   "b": float(-self.intercept_)}
+                   "b": float(-self.intercept_), "objective": float(self.objective_),
+                   "box_binding": bool(getattr(self, "box_binding_", False))}
         train, test = task.train, task.test
         unc_tr = train.rows.get("uncertainty")
         if unc_tr is not None:
