@@ -68,23 +68,31 @@ def _smo_subproblem(a, C, pos, F, K, kdiag, eta, tol, max_pairs):
         if gaps[k] <= tol:
             break
         i = int(iu[k])
-        ak, ck, lowk = a[k], C[k], low[k]
+        lowk = low[k]
         diff = mk[k] - F
         ok = lowk & (diff > 0)
         curv = eta * (kdiag[i] + kdiag - 2.0 * K[i])
         np.maximum(curv, 1e-12, out=curv)
         score = np.where(ok, diff * diff / curv, -1.0)
         j = int(score.argmax())
-        t = diff[j] / curv[j]
-        cap_i = ck[i] - ak[i] if pos[i] else ak[i]
-        cap_j = ak[j] if pos[j] else ck[j] - ak[j]
-        t = min(t, cap_i, cap_j)
-        # Δα_ik = y_i t, Δα_jk = −y_j t; land exactly on a bound when t is capped
-        ak[i] = (ck[i] if pos[i] else 0.0) if t == cap_i else ak[i] + (t if pos[i] else -t)
-        ak[j] = (0.0 if pos[j] else ck[j]) if t == cap_j else ak[j] - (t if pos[j] else -t)
+        # The objective depends on ᾱ only, so the step t along (i, j) may be split over every
+        # block where i ∈ I_up and j ∈ I_low: each block keeps Σ_i y_i α_ik = 0.
+        cap_i = np.where(up[:, i], C[:, i] - a[:, i] if pos[i] else a[:, i], 0.0)
+        cap_j = np.where(low[:, j], a[:, j] if pos[j] else C[:, j] - a[:, j], 0.0)
+        cap = np.minimum(cap_i, cap_j)
+        order = np.argsort(-gaps)
+        csum = np.cumsum(cap[order])
+        t = min(diff[j] / curv[j], csum[-1])
+        take = np.zeros_like(cap)
+        take[order] = np.minimum(cap[order], np.maximum(t - (csum - cap[order]), 0.0))
+        full = take >= cap  # capped blocks land exactly on a bound
+        ai_new = a[:, i] + (take if pos[i] else -take)
+        aj_new = a[:, j] - (take if pos[j] else -take)
+        a[:, i] = np.where(full & (cap == cap_i), C[:, i] if pos[i] else 0.0, ai_new)
+        a[:, j] = np.where(full & (cap == cap_j), 0.0 if pos[j] else C[:, j], aj_new)
         for r in (i, j):
-            up[k, r] = ak[r] < ck[r] if pos[r] else ak[r] > 0
-            low[k, r] = ak[r] > 0 if pos[r] else ak[r] < ck[r]
+            up[:, r] = a[:, r] < C[:, r] if pos[r] else a[:, r] > 0
+            low[:, r] = a[:, r] > 0 if pos[r] else a[:, r] < C[:, r]
         F -= (eta * t) * (K[i] - K[j])
         pairs += 1
     return pairs
