@@ -70,8 +70,8 @@ def _reference(lo, hi, s):
     """Brute force: a dense (µ̂, log t) grid over the whole mean interval, polished by
     Nelder–Mead, on both sides of t = 0."""
     best = 0.0
-    for sign, (a, b) in ((1, (lo, hi)), (-1, (-hi, -lo))):
-        def F(x):
+    for a, b in ((lo, hi), (-hi, -lo)):  # t > 0, and t < 0 as t > 0 of −X̂
+        def F(x, a=a, b=b):
             mu, lt = np.clip(x[0], a, b), np.clip(x[1], -9, 5.7)
             t = np.exp(lt)
             return 2 * (h_direct(np.array([t]), mu, s)[0] - b * t) / t**2

@@ -100,8 +100,8 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.size != 2:
-            raise DataError(f"robust_socp is a binary classifier; y has {self.classes_.size} "
-                            f"class(es): {self.classes_.tolist()[:5]}")
+            raise DataError(f"Only binary classification is supported: robust_socp got "
+                            f"{self.classes_.size} class(es) {self.classes_.tolist()[:5]}")
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         unc = self._uncertainty(X, uncertainty, "fit: uncertainty")
         data = problem_data(self.formulation, unc, X, y_pm, self.epsilon)
@@ -156,7 +156,8 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         return X @ self.coef_ + self.intercept_
 
     def predict(self, X):
-        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+        score = self.decision_function(X)
+        return self.classes_[(score >= 0).astype(int)]
 
     # -- reporting -------------------------------------------------------------------------
     @property
