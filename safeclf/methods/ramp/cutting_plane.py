@@ -94,6 +94,9 @@ def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None) -> CPResult:
     for t in range(1, max_iter + 1):
         upper, lower, grad, payload = evaluate(v)
         cuts.append(Cut(v.copy(), upper, lower, np.asarray(grad, float), payload))
+        if m == 0:  # no constraints: z is the SVM's value, one evaluation
+            U, L = upper, lower
+            break
         L = max(c.lower for c in cuts)
         U, v_kelley = _max_model(cuts, v_max)
         if U - L <= eps:

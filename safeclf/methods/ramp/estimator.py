@@ -8,7 +8,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from safeclf.errors import DataError, InfeasibleError, SpecError
@@ -68,7 +69,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, constraints=None, objective="error", lam=None, fit_intercept=True,
                  intercept_scaling=1.0, max_multiplier=100.0, max_mm_iter=10, mm_tol=1e-3,
-                 max_cp_iter=30, tol=1e-4, svm_tol=1e-3, svm_max_iter=5000,
+                 max_cp_iter=30, tol=1e-4, svm_tol=1e-2, svm_max_iter=5000,
                  feasibility_tol=5e-3, prediction="deterministic", random_state=None):
         self.constraints = constraints
         self.objective = objective
@@ -112,13 +113,20 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, **rows):
         """Fit on X (n, d; dense or sparse) and labels y (n,) with two classes; ``rows`` are
         the named per-row arrays (groups, role, baseline, ...) the constraints refer to."""
+        if "sample_weight" in rows:
+            raise TypeError("RampClassifier.fit does not take sample_weight: weigh the rates "
+                            "with objective terms ({rate, subset, weight}) instead")
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
+        y_type = type_of_target(y, input_name="y")
+        if y_type != "binary":
+            raise ValueError(f"Only binary classification is supported. The type of the target "
+                             f"is {y_type}.")
         self.classes_ = np.unique(y)
-        if self.classes_.size != 2:
-            raise ValueError(f"RampClassifier is a binary classifier; y has "
-                             f"{self.classes_.size} class(es)")
+        if self.classes_.size < 2:
+            raise ValueError(f"y has only one class ({self.classes_[0]!r}); a binary "
+                             "classifier needs two classes")
         n = X.shape[0]
         rows = {k: _row(v, k, n) for k, v in rows.items() if v is not None}
         data = FitData(y == self.classes_[1], rows)
@@ -146,7 +154,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         start = time.perf_counter()
         out = mm.solve(prob, v_max=self.max_multiplier, max_mm_iter=self.max_mm_iter,
                        mm_tol=self.mm_tol, max_cp_iter=self.max_cp_iter, cp_tol=self.tol,
-                       svm_tol=self.svm_tol, svm_max_iter=self.svm_max_iter, callback=track)
+                       svm_tol=self.svm_tol, svm_max_iter=self.svm_max_iter, callback=track,
+                       seed=check_random_state(self.random_state).randint(2**31 - 1))
         self.fit_seconds_ = time.perf_counter() - start
         self.coef_, self.intercept_ = out.w, float(out.b)
         self.lam_ = prob.lam
@@ -165,11 +174,15 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         if cons and viol.max() > self.feasibility_tol:
             j = int(np.argmax(viol))
             row = self.constraint_values_[j]
+            best = min(best_violation[j], viol[j])
+            hint = ("" if best > self.feasibility_tol else
+                    "; an iterate within tolerance was seen, so raise max_multiplier or "
+                    "max_mm_iter")
             raise InfeasibleError(
                 f"ramp: constraint '{cons[j].name}' ({cons[j].where}: {cons[j].describe()}) is "
-                f"infeasible on the training data: best violation reached "
-                f"{min(best_violation[j], viol[j]):.4g} (randomised value "
-                f"{row['train_randomized']:.4g}, target {row['target']:.4g})"
+                f"infeasible on the training data: best violation reached {best:.4g} "
+                f"(randomised value {row['train_randomized']:.4g}, target {row['target']:.4g})"
+                f"{hint}"
             )
         return self
 

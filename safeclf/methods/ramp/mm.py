@@ -100,7 +100,8 @@ class MMResult:
 
 
 def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_iter=30,
-          cp_tol=1e-4, svm_tol=1e-3, svm_max_iter=5000, w0=None, b0=0.0, callback=None):
+          cp_tol=1e-4, svm_tol=1e-3, svm_max_iter=5000, w0=None, b0=0.0, callback=None,
+          seed=0):
     """Algorithm 1 from (w0, b0) (default the zero vector, as in the paper's experiments);
     each step solves Problem 3 by Algorithm 2."""
     d = prob.X.shape[1]
@@ -116,7 +117,7 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
             weights = np.r_[1.0, v]
             a_pos, a_neg = weights @ maj.pos, weights @ maj.neg
             res = weighted_hinge_svm(prob.X, a_pos, a_neg, prob.lam, prob.s, svm_tol,
-                                     svm_max_iter)
+                                     svm_max_iter, seed)
             bounds = maj.bounds(prob.z(res.w, res.b))
             const = maj.K[0] + v @ (maj.K[1:] - prob.gamma)
             upper = bounds[0] + v @ (bounds[1:] - prob.gamma) + prob.reg(res.w, res.b)
@@ -124,24 +125,37 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
             return upper, lower, bounds[1:] - prob.gamma, res
 
         cp = cutting_plane(evaluate, prob.m, v_max, cp_tol, max_cp_iter, v_start)
-        res = cp.best.payload
+        # Algorithm 2 returns the iterate with the best lower bound; with inexact inner solves
+        # we take, among the evaluated iterates, the one with the smallest exact-penalty value
+        # of Problem 3 (the two coincide once U_t − L_t ≤ ε)
+        chosen = min(cp.cuts, key=lambda c: _penalised_bound(maj, prob, c.payload, v_max))
+        res = chosen.payload
         new_merit = prob.penalised(res.w, res.b, v_max)
         out.cp_iterations.append(cp.iterations)
         out.duality_gaps.append(cp.gap)
         out.svm_gaps.append(res.upper - res.lower)
-        out.history.append({"iteration": t, "merit": new_merit, "v": cp.best.v.tolist(),
-                            "cp_iterations": cp.iterations, "duality_gap": cp.gap})
+        accepted = new_merit <= merit + 1e-12 * max(1.0, abs(merit))
+        out.history.append({"iteration": t, "merit": new_merit, "v": chosen.v.tolist(),
+                            "cp_iterations": cp.iterations, "duality_gap": float(cp.gap),
+                            "accepted": bool(accepted)})
         if callback is not None:
             callback(t, res, cp)
         out.mm_iterations = t
-        if new_merit > merit + 1e-12 * max(1.0, abs(merit)):
+        if not accepted:
             break  # an inexact inner solve did not improve: keep the previous iterate
         improvement = merit - new_merit
         w, b, merit = res.w, res.b, new_merit
-        out.w, out.b, out.v = w, b, cp.best.v
+        out.w, out.b, out.v = w, b, chosen.v
         out.merits.append(merit)
-        v_start = cp.best.v
-        if improvement <= mm_tol * max(1.0, abs(merit)):
+        v_start = chosen.v
+        if improvement <= mm_tol * abs(merit):
             break
     return out
+
+
+def _penalised_bound(maj: Majoriser, prob: Problem, res, v_max):
+    """Problem 3's objective plus v_max Σ_j [bound_j − γ_j]₊ at the inner solution ``res``."""
+    bounds = maj.bounds(prob.z(res.w, res.b))
+    return float(bounds[0] + prob.reg(res.w, res.b)
+                 + v_max * np.maximum(0.0, bounds[1:] - prob.gamma).sum())
 

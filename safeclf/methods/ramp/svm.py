@@ -52,7 +52,8 @@ def inner_objective(z, a_pos, a_neg, w, b, lam, s):
     return float(a_pos @ np.maximum(0.0, 0.5 + z) + a_neg @ np.maximum(0.0, 0.5 - z)) + reg
 
 
-def weighted_hinge_svm(X, a_pos, a_neg, lam, intercept_scaling=1.0, tol=1e-3, max_iter=5000):
+def weighted_hinge_svm(X, a_pos, a_neg, lam, intercept_scaling=1.0, tol=1e-3, max_iter=5000,
+                       random_state=0):
     """Minimise the weighted hinge objective above; returns an :class:`SVMResult`."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.svm import LinearSVC
@@ -73,7 +74,8 @@ def weighted_hinge_svm(X, a_pos, a_neg, lam, intercept_scaling=1.0, tol=1e-3, ma
         y = np.r_[y, 1.0 if idx_neg.size == 0 else -1.0]
         C = np.r_[C, 1e-300]
     model = LinearSVC(C=1.0, loss="hinge", dual=True, tol=tol, max_iter=max_iter,
-                      fit_intercept=s > 0, intercept_scaling=s if s > 0 else 1.0)
+                      fit_intercept=s > 0, intercept_scaling=s if s > 0 else 1.0,
+                      random_state=random_state)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(Xs, y, sample_weight=C)

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from safeclf.errors import DataError, SolverError
@@ -109,10 +109,14 @@ class ZafarSVM(ClassifierMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
+        y_type = type_of_target(y, input_name="y")
+        if y_type != "binary":
+            raise ValueError(f"Only binary classification is supported. The type of the target "
+                             f"is {y_type}.")
         self.classes_ = np.unique(y)
-        if self.classes_.size != 2:
-            raise ValueError(f"ZafarSVM is a binary classifier; y has {self.classes_.size} "
-                             "class(es)")
+        if self.classes_.size < 2:
+            raise ValueError(f"y has only one class ({self.classes_[0]!r}); a binary "
+                             "classifier needs two classes")
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         n = X.shape[0]
         lam = float(self.lam) if self.lam is not None else 1.0 / n
@@ -141,6 +145,7 @@ class ZafarSVM(ClassifierMixin, BaseEstimator):
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def predict(self, X):
+        check_is_fitted(self)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def safeclf_report(self, task):

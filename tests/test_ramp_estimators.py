@@ -1,0 +1,62 @@
+"""scikit-learn estimator checks for the ramp package's estimators, the Zafar QP's two paths,
+and the Adult churn loader."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from safeclf.methods.ramp import RampClassifier
+from safeclf.methods.ramp.zafar import ZafarSVM, group_mean_difference
+
+
+@parametrize_with_checks([RampClassifier(max_mm_iter=3), ZafarSVM()])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def _groups_data(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    g = np.where(rng.random(n) < 0.5, "M", "F")
+    y = (rng.random(n) < np.where(g == "M", 0.5, 0.2)).astype(int)
+    X = rng.normal(size=(n, 3)) + np.c_[1.5 * (2 * y - 1), 1.0 * (g == "M"), np.zeros(n)]
+    return X, y, g
+
+
+def test_zafar_clarabel_fast_path_matches_the_cvxpy_model():
+    X, y, g = _groups_data()
+    a = ZafarSVM(c=0.05, privileged="M", solver="clarabel").fit(X, y, groups=g)
+    b = ZafarSVM(c=0.05, privileged="M", solver="cvxpy").fit(X, y, groups=g)
+    assert abs(a.objective_ - b.objective_) <= 1e-6 * max(1.0, abs(b.objective_))
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-4)
+
+
+def test_zafar_constraint_binds_and_lowers_the_fairness_ratio():
+    X, y, g = _groups_data()
+    free = ZafarSVM().fit(X, y)
+    xbar = group_mean_difference(X, g, "M")
+    assert xbar @ free.coef_ > 0.2  # unconstrained: men favoured
+    tight = ZafarSVM(c=0.05, privileged="M").fit(X, y, groups=g)
+    assert abs(tight.covariance_) <= 0.05 + 1e-6
+
+    def ratio(m):
+        p = m.predict(X) == 1
+        return p[g == "M"].mean() / p[g == "F"].mean()
+
+    assert ratio(tight) < ratio(free)
+
+
+def test_adult_churn_roles_and_baseline():
+    pytest.importorskip("pandas")
+    from safeclf.datasets.churn import load_adult_churn
+
+    ds = load_adult_churn(n_d1=600, n_d2=400, n_d3=500, n_deploy=500)
+    role, split, base = ds.rows["role"], ds.rows["split"], ds.rows["baseline"]
+    assert [int((role == r).sum()) for r in ("d1", "d2", "d3")] == [600, 400, 500]
+    assert set(np.unique(split)) == {"train", "test"}
+    assert set(np.unique(base)) <= {0, 1}
+    # D1 is actively sampled near the deployed model's boundary: it disagrees with the labels
+    # more often than the i.i.d. D2 does
+    err = {r: np.mean(base[role == r] != ds.y[role == r]) for r in ("d1", "d2")}
+    assert err["d1"] > err["d2"]
