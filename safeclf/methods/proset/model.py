@@ -19,7 +19,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from safeclf.errors import SolverError
+from safeclf.errors import DataError, SolverError
 from safeclf.methods.proset.objective import BatchObjective, kernel_sum
 from safeclf.methods.proset.sampling import check_min_cases, draw_candidates
 from safeclf.plugin import Report
@@ -57,6 +57,10 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
     merge_tol : float >= 0             max-norm tolerance of the clean-up merging
     dtype : "float64" | "float32"      precision of the kernel matrix products
     blas_threads : int or None         BLAS threads while fitting/predicting (None: unchanged)
+    engine : "safeclf" | "package"     "package" fits the author's ``proset`` package instead
+                                       (bench extra; a reference to compare against in the same
+                                       run, with its own candidate sampling; α is converted to
+                                       the package's l1-share convention)
     random_state                       candidate draws and search folds
 
     Attributes
@@ -87,6 +91,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         "merge_tol": [Interval(Real, 0, None, closed="left")],
         "dtype": [StrOptions({"float64", "float32"})],
         "blas_threads": [Interval(Integral, 1, None, closed="left"), None],
+        "engine": [StrOptions({"safeclf", "package"})],
         "random_state": ["random_state"],
     }
 
@@ -94,7 +99,8 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
                  lambda_w=1e-8, alpha_v=0.95, alpha_w=0.95, search="none", max_batches=10,
                  n_search=50, cv=5, n_jobs=None, solver_factr=1e7, solver_memory=50,
                  weight_scale=10.0, max_iter=15000,
-                 merge_tol=1e-6, dtype="float64", blas_threads=1, random_state=None):
+                 merge_tol=1e-6, dtype="float64", blas_threads=1, engine="safeclf",
+                 random_state=None):
         self.n_batches = n_batches
         self.n_candidates = n_candidates
         self.max_fraction = max_fraction
@@ -114,6 +120,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         self.merge_tol = merge_tol
         self.dtype = dtype
         self.blas_threads = blas_threads
+        self.engine = engine
         self.random_state = random_state
 
     # -- fitting ------------------------------------------------------------------------------
@@ -128,6 +135,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         counts = np.bincount(codes, minlength=self.classes_.size)
         check_min_cases(counts, self.classes_, self.max_fraction)
         self.search_ = None
+        self.reference_ = None
         params = {"n_batches": self.n_batches, "lambda_v": self.lambda_v,
                   "lambda_w": self.lambda_w}
         if self.search != "none":
@@ -136,9 +144,29 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
             self.search_ = select(self, X, y)
             params = dict(self.search_["chosen"])
         self.best_params_ = params
+        if self.engine == "package":
+            self._fit_package(X, codes, **params)
+            return self
         with threadpool_limits(limits=self.blas_threads):
             self._fit_batches(X, codes, counts, **params)
         return self
+
+    def _fit_package(self, X, codes, n_batches, lambda_v, lambda_w):
+        """The reference: the author's package with the same hyperparameters."""
+        try:
+            import proset
+        except ImportError:
+            raise DataError("proset: engine 'package' needs the reference package "
+                            "(pip install proset, or the bench extra)") from None
+        self.reference_ = proset.ClassifierModel(
+            n_iter=n_batches, lambda_v=lambda_v, lambda_w=lambda_w, alpha_v=1 - self.alpha_v,
+            alpha_w=1 - self.alpha_w, num_candidates=self.n_candidates,
+            max_fraction=self.max_fraction, solver_factr=self.solver_factr,
+            random_state=check_random_state(self.random_state).randint(2**31 - 1),
+        ).fit(X, codes)
+        self.marginals_ = np.bincount(codes, minlength=self.classes_.size) / codes.size
+        self.batches_, self.fit_log_ = [], []
+        self.n_iter_ = np.ones(n_batches, dtype=int)
 
     def _fit_batches(self, X, codes, counts, n_batches, lambda_v, lambda_w):
         N, D = X.shape
@@ -229,12 +257,19 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X, n_batches=None):
         """P(Y = k | x) (eq_pkx), shape (n_samples, n_classes); ``n_batches`` truncates the
         model to its first batches (eq_pckx)."""
+        if getattr(self, "reference_", None) is not None:
+            X = validate_data(self, X, dtype=np.float64, reset=False)
+            return self.reference_.predict_proba(X, n_iter=n_batches)
         q = self._unscaled(X, n_batches)
         return q / q.sum(axis=1, keepdims=True)
 
     def staged_predict_proba(self, X):
         """Yield the probabilities after 0, 1, ..., B batches."""
         check_is_fitted(self)
+        if getattr(self, "reference_", None) is not None:
+            for b in range(self.reference_.n_iter + 1):
+                yield self.predict_proba(X, n_batches=b)
+            return
         X = validate_data(self, X, dtype=np.float64, reset=False)
         q = np.tile(self.marginals_, (X.shape[0], 1))
         yield q / q.sum(axis=1, keepdims=True)
@@ -347,6 +382,9 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
     def safeclf_report(self, task) -> Report:
         """Metrics: number of active features, prototypes and batches (and the search's
         choice); details: the per-batch fit log and the search table."""
+        if self.reference_ is not None:
+            return Report(metrics={"n_batches": float(self.best_params_["n_batches"])},
+                          details={"engine": "package", "search": (self.search_ or {}).get("table")})
         metrics = {"n_active_features": float(self.active_features_.size),
                    "n_prototypes": float(self.n_prototypes_),
                    "n_batches": float(len(self.batches_)),
