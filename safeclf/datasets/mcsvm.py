@@ -17,13 +17,16 @@ def load_gaussian_priors(
     cov_neg: list[list[float]] | None = None,
     p_pos: list[float] = (0.05, 0.95),
     n_samples: int = 10_000,
+    compare_sources: bool = False,
     random_state: int = 0,
 ):
     """One ``gaussians`` data set per prior in ``p_pos`` (label +1 = safe S with that prior,
     −1 = unsafe U), ``n_samples`` points in all, split as evenly as possible, stacked. ``rows
     ["source"]`` holds each point's prior, so a method can fit one model per data set (MC-SVM
     Example 2) or one on all of them (Example 3). ``info["gaussians"]`` is the distribution of
-    the stacked data: the same moments with p_pos = the share-weighted mean prior."""
+    the stacked data: the same moments with p_pos = the share-weighted mean prior.
+    ``compare_sources`` sets ``info["compare_sources"]``: methods that can (``mcsvm``) then also
+    fit one model per source and report how much they differ."""
     priors = [float(p) for p in p_pos]
     if not priors:
         raise DataError("gaussian_priors: p_pos must list at least one prior")
@@ -42,6 +45,7 @@ def load_gaussian_priors(
     X, y, source = np.vstack(Xs), np.concatenate(ys), np.concatenate(src)
     info["gaussians"]["p_pos"] = float(np.dot(priors, sizes) / sizes.sum())
     info["gaussians"]["p_pos_sources"] = priors
+    info["compare_sources"] = bool(compare_sources)
     return checked("gaussian_priors", X, y, rows={"source": source}, info=info)
 
 

@@ -6,8 +6,8 @@ fit a plain job:
 * with the true distribution (dataset ``info["gaussians"]``): the exact ε-safe region Φ_ε of
   Prop. 3 for the same ε, its boundary (Appendix A), its FPR on the test part and its true FPR
   (Example 3), and the Monte-Carlo check that the unsafe share inside Φ_ε is ≤ ε;
-* with a ``source`` row (several data sets with different p_S, Example 2): one model per source
-  and the angle between their w;
+* with a ``source`` row and ``info["compare_sources"]`` (several data sets with different p_S,
+  Example 2): one model per source and the angle between their w;
 * with ``guarantee_draws`` > 0: that many fresh calibration sets from the true distribution, the
   offset recalibrated on each, and the share of draws whose true rate exceeds ε.
 """
@@ -65,7 +65,7 @@ def report(est, task) -> Report:
             details["exact_region"] = ("skipped: the features do not look like draws from "
                                        "info['gaussians'] (transformed by preprocessing?)")
     src = task.train.rows.get("source") if task.train.rows else None
-    if src is not None and np.unique(np.asarray(src)).size >= 2:
+    if task.info.get("compare_sources") and src is not None and np.unique(np.asarray(src)).size >= 2:
         m, d = per_source_angle(est, task.train.X, task.train.y, np.asarray(src))
         metrics.update(m)
         details.update(d)

@@ -26,6 +26,9 @@ def rho(p_safe: float, epsilon: float) -> float:
     return float(np.log(p_safe / (1 - p_safe)) + np.log(epsilon / (1 - epsilon)))
 
 
+_RATE_CACHE: dict = {}
+
+
 @dataclass(frozen=True)
 class GaussianSafeRegion:
     """Φ_ε for safe class S ~ N(µ_S, Σ_S) with prior p_S and unsafe class U ~ N(µ_U, Σ_U)."""
@@ -145,6 +148,13 @@ class GaussianSafeRegion:
 
     def unsafe_in_region_rate(self, n: int = 2_000_000, seed: int = 12345, chunk: int = 500_000):
         """P(x ∈ Φ_ε | U) by Monte Carlo with ``n`` draws: (estimate, standard error)."""
+        key = (self.mean_safe.tobytes(), self.cov_safe.tobytes(), self.mean_unsafe.tobytes(),
+               self.cov_unsafe.tobytes(), self.p_safe, self.epsilon, n, seed)
+        if key not in _RATE_CACHE:
+            _RATE_CACHE[key] = self._unsafe_in_region_rate(n, seed, chunk)
+        return _RATE_CACHE[key]
+
+    def _unsafe_in_region_rate(self, n, seed, chunk):
         rng = np.random.default_rng(seed)
         hits, done = 0, 0
         while done < n:
