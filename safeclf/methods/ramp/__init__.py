@@ -8,29 +8,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from safeclf.errors import DataError
 from safeclf.methods.ramp.estimator import RampClassifier
 from safeclf.methods.ramp.plots import PLOTS
-from safeclf.plugin import MethodPlugin, Report
+from safeclf.methods.ramp.rows import RowsPlugin
+from safeclf.plugin import Report
 
 __all__ = ["RampClassifier", "RampPlugin", "plugin"]
 
 
-class RampPlugin(MethodPlugin):
+class RampPlugin(RowsPlugin):
     """Passes the rows entries the estimator's constraints name; reports each constraint's
     value (deterministic and randomised) on every part, the multipliers and the solver's
     iteration counts and duality gap."""
-
-    def fit(self, estimator, task):
-        need = sorted(estimator.rows_needed())
-        missing = [k for k in need if k not in task.train.rows]
-        if missing:
-            raise DataError(
-                f"method '{self.name}': the constraints need rows '{missing[0]}' but dataset "
-                f"'{task.dataset}' provides {sorted(task.train.rows) or 'nothing beyond X and y'}"
-            )
-        return estimator.fit(task.train.X, task.train.y,
-                             **{k: task.train.rows[k] for k in need})
 
     def report(self, estimator, task) -> Report:
         metrics: dict[str, float] = {
@@ -51,7 +40,8 @@ class RampPlugin(MethodPlugin):
                 suffix = "_randomized" if randomized else ""
                 values = estimator.rate_values(part.X, part.y, part.rows, randomized)
                 for name, value in values.items():
-                    key = "objective" if name == "objective" else f"constraint_{name}"
+                    key = name if name == "objective" or name.startswith("monitor_") else (
+                        f"constraint_{name}")
                     metrics[f"{part_name}_{key}{suffix}"] = float(value)
                     if name in targets:
                         metrics[f"{part_name}_{key}{suffix}_miss"] = float(

@@ -14,7 +14,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from safeclf.errors import DataError, InfeasibleError, SpecError
 from safeclf.methods.ramp import mm
-from safeclf.methods.ramp.rates import FitData, parse_constraints, parse_objective
+from safeclf.methods.ramp.rates import (
+    FitData,
+    parse_constraints,
+    parse_monitors,
+    parse_objective,
+)
 
 
 class RampClassifier(ClassifierMixin, BaseEstimator):
@@ -27,8 +32,14 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     constraints : list of mappings or None
         The dataset constraints, e.g. ``[{rate: fairness_ratio, kappa: 0.8}]``; see
         :mod:`safeclf.methods.ramp.rates` for the vocabulary.
+    kappa : float in (0, 1] or None
+        κ of every ratio constraint that does not give its own (so a spec can grid over κ).
+    target : float in [0, 1] or None
+        The value of every bound written ``target`` (e.g. ``{rate: churn, max: target}``).
     objective : str or list of mappings, default "error"
         The rates minimised (Problem 1's α⁰, β⁰): a rate name or a list of terms.
+    monitor : list of mappings or None
+        Rates only reported (``{rate, subset, name}``), e.g. the error on D1 ∪ D2.
     lam : float or None
         λ, the ℓ2 regulariser; None means 1/n (the paper's LIBLINEAR default).
     fit_intercept, intercept_scaling : the bias b is the weight of a constant feature s and is
@@ -51,7 +62,10 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints = {
         "constraints": [list, None],
+        "kappa": [Interval(Real, 0, 1, closed="right"), None],
+        "target": [Interval(Real, 0, 1, closed="both"), None],
         "objective": [str, list],
+        "monitor": [list, None],
         "lam": [Interval(Real, 0, None, closed="neither"), None],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
@@ -67,12 +81,15 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, constraints=None, objective="error", lam=None, fit_intercept=True,
-                 intercept_scaling=1.0, max_multiplier=100.0, max_mm_iter=10, mm_tol=1e-3,
+    def __init__(self, constraints=None, kappa=None, target=None, objective="error",
+                 monitor=None, lam=None, fit_intercept=True, intercept_scaling=1.0, max_multiplier=100.0, max_mm_iter=10, mm_tol=1e-3,
                  max_cp_iter=30, tol=1e-4, svm_tol=1e-2, svm_max_iter=5000,
                  feasibility_tol=5e-3, prediction="deterministic", random_state=None):
         self.constraints = constraints
+        self.kappa = kappa
+        self.target = target
         self.objective = objective
+        self.monitor = monitor
         self.lam = lam
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
@@ -94,7 +111,10 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
 
     def _parsed(self):
         try:
-            return parse_constraints(self.constraints), parse_objective(self.objective)
+            defaults = {"kappa": self.kappa, "target": self.target}
+            parse_monitors(self.monitor)
+            return (parse_constraints(self.constraints, defaults=defaults),
+                    parse_objective(self.objective))
         except ValueError as exc:
             raise SpecError(str(exc)) from None
 
@@ -102,6 +122,9 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         """The dataset ``rows`` entries the constraints and objective refer to."""
         cons, obj = self._parsed()
         return set().union(obj.rows_needed(), *(c.rows_needed() for c in cons))
+
+    def monitors(self):
+        return parse_monitors(self.monitor)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -241,7 +264,19 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
             out["objective"] = self._objective.linear(data).value(p)
         except ValueError:
             out["objective"] = float("nan")
+        out.update(monitor_values(self.monitors(), data, p))
         return out
+
+
+def monitor_values(monitors, data, p) -> dict[str, float]:
+    """``{"monitor_<name>": value}`` of each monitored rate at p (nan when undefined)."""
+    out = {}
+    for name, rate in monitors:
+        try:
+            out[f"monitor_{name}"] = rate.linear(data).value(p)
+        except ValueError:
+            out[f"monitor_{name}"] = float("nan")
+    return out
 
 
 def _row(value, key, n):

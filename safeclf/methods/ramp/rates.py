@@ -18,13 +18,15 @@ YAML vocabulary (``constraints:`` and ``objective:`` of the ``ramp`` method)::
     {rate: fpr,       max: 0.1}                              # s_p(D−) ≤ 0.1
     {rate: churn,     max: 0.03, subset: {role: d3}}         # share differing from rows baseline
     {rate: fairness_ratio,    kappa: 0.8}                    # s_p(D_A) ≥ κ s_p(D_B)
+    {rate: churn, max: target, subset: {role: d3}}           # bound = the method's `target`
     {rate: equal_opportunity, kappa: 0.8}                    # s_p(D_A∩D+) ≥ κ s_p(D_B∩D+)
     {rate: egregious, min: 0.9, subset: {egregious: 1}}      # share of a listed set correct
 
 ``subset`` selects training rows by dataset ``rows`` entries (a value or a list of values);
 ``groups`` names the row with group labels (default ``groups``), ``privileged`` the group B
 (default: the group whose labels are most often positive); ``name`` labels the constraint in
-reports. Objective terms take ``weight`` and ``count: true`` (the term counts examples,
+reports. A ratio constraint without ``kappa`` takes the method's ``kappa`` parameter and a bound
+written ``target`` the method's ``target`` parameter, so a spec can grid over them. Objective terms take ``weight`` and ``count: true`` (the term counts examples,
 divided by the number of training rows, instead of being a rate on its subset).
 """
 
@@ -403,7 +405,11 @@ def _kind(item, where, allowed):
     return kind
 
 
-def parse_constraint(item, where: str, index: int):
+def parse_constraint(item, where: str, index: int, defaults=None):
+    """One constraint mapping; ``defaults`` supplies ``kappa`` when the mapping omits it and
+    the value of a bound written as the word ``target`` (the method's ``kappa`` and ``target``
+    parameters, so a spec can grid over them)."""
+    defaults = defaults or {}
     kind = _kind(item, where, _BOUND_RATES | _RATIO_RATES)
     name = item.get("name", kind)
     if not isinstance(name, str) or not name.replace("_", "").isalnum():
@@ -412,9 +418,11 @@ def parse_constraint(item, where: str, index: int):
     if kind in _RATIO_RATES:
         allowed = _COMMON | {"kappa", "groups", "privileged"}
         _unknown(item, allowed, where)
-        if "kappa" not in item:
-            raise ValueError(f"{where}.kappa is required for rate {kind} (s_p(D_A) ≥ κ s_p(D_B))")
-        kappa = _number(item["kappa"], f"{where}.kappa", 0.0, 1.0, low_open=True)
+        kappa = item.get("kappa", defaults.get("kappa"))
+        if kappa is None:
+            raise ValueError(f"{where}.kappa is required for rate {kind} (s_p(D_A) ≥ κ s_p(D_B)),"
+                             " or set the method's kappa parameter")
+        kappa = _number(kappa, f"{where}.kappa", 0.0, 1.0, low_open=True)
         groups = item.get("groups", "groups")
         if not isinstance(groups, str):
             raise ValueError(f"{where}.groups must name a rows entry, got {groups!r}")
@@ -427,6 +435,11 @@ def parse_constraint(item, where: str, index: int):
         raise ValueError(f"{where} needs exactly one of max or min (rate {kind} ≤ max or ≥ min)")
     sense = senses[0]
     bound = item[sense]
+    if bound == "target":
+        bound = defaults.get("target")
+        if bound is None:
+            raise ValueError(f"{where}.{sense} is 'target' but the method's target parameter "
+                             "is not set")
     if bound != "baseline":
         bound = _number(bound, f"{where}.{sense}", 0.0, 1.0)
     extra = {"baseline": item["baseline"]} if "baseline" in item else {}
@@ -445,13 +458,13 @@ def _unknown(item, allowed, where):
                              f"{', '.join(sorted(allowed))}){closest(str(key), allowed)}")
 
 
-def parse_constraints(items, where: str = "constraints") -> list:
+def parse_constraints(items, where: str = "constraints", defaults=None) -> list:
     if items is None:
         return []
     if not isinstance(items, list | tuple):
         raise ValueError(f"{where} must be a list of mappings such as "
                          f"[{{rate: fairness_ratio, kappa: 0.8}}], got {items!r}")
-    out = [parse_constraint(it, f"{where}[{i}]", i) for i, it in enumerate(items)]
+    out = [parse_constraint(it, f"{where}[{i}]", i, defaults) for i, it in enumerate(items)]
     names = [c.name for c in out]
     for i, nm in enumerate(names):
         if names.count(nm) > 1:
@@ -485,3 +498,24 @@ def parse_objective(spec, where: str = "objective") -> Objective:
         terms.append(ObjectiveTerm(RATES[kind](subset=_check_subset(item, w), where=w),
                                    weight, count))
     return Objective(tuple(terms))
+
+
+def parse_monitors(items, where: str = "monitor") -> list[tuple[str, Rate]]:
+    """Rates reported but not constrained: ``[{rate, subset, name}]`` (name defaults to the
+    rate), reported as ``<part>_monitor_<name>``."""
+    if items is None:
+        return []
+    if not isinstance(items, list | tuple):
+        raise ValueError(f"{where} must be a list of {{rate, subset, name}}, got {items!r}")
+    out = []
+    for i, item in enumerate(items):
+        w = f"{where}[{i}]"
+        kind = _kind(item, w, _BOUND_RATES)
+        _unknown(item, {"rate", "subset", "name"} | ({"baseline"} if kind == "churn" else set()),
+                 w)
+        name = item.get("name", kind)
+        if not isinstance(name, str) or not name.replace("_", "").isalnum():
+            raise ValueError(f"{w}.name must be a word of letters, digits and _, got {name!r}")
+        extra = {"baseline": item["baseline"]} if "baseline" in item else {}
+        out.append((name, RATES[kind](subset=_check_subset(item, w), where=w, **extra)))
+    return out

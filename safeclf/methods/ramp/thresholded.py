@@ -1,0 +1,128 @@
+"""The churn study's baseline (Goh et al. 2016, Section 4.2 and Figure 3): an unconstrained
+SVM trained on the labeled rows, then thresholded — its bias shifted — so that its recall on
+a subset reaches a target (the deployed model's recall on D2), making no effort on churn."""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.svm import LinearSVC
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from safeclf.errors import DataError, SpecError
+from safeclf.methods.ramp.rates import FitData, parse_constraints, parse_monitors
+from safeclf.methods.ramp.rows import RowsPlugin
+from safeclf.plugin import Report
+
+
+class ThresholdedSVM(ClassifierMixin, BaseEstimator):
+    """LinearSVC (hinge, C) on the rows selected by ``train_subset``, then the bias is lowered
+    until the recall on ``recall_subset`` is at least ``recall_min`` (a number or
+    ``baseline``: the deployed model's recall there, rows ``baseline``).
+
+    ``report`` (constraint mappings, the ramp vocabulary) and ``monitor`` (rates) are only
+    evaluated for the report, under the same metric names as the ramp method's."""
+
+    _parameter_constraints = {
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "train_subset": [dict, None],
+        "recall_subset": [dict, None],
+        "recall_min": [Interval(Real, 0, 1, closed="both"), str, None],
+        "report": [list, None],
+        "monitor": [list, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, C=1.0, train_subset=None, recall_subset=None, recall_min="baseline",
+                 report=None, monitor=None, random_state=None):
+        self.C = C
+        self.train_subset = train_subset
+        self.recall_subset = recall_subset
+        self.recall_min = recall_min
+        self.report = report
+        self.monitor = monitor
+        self.random_state = random_state
+
+    def _parsed(self):
+        try:
+            rec = [] if self.recall_min is None else parse_constraints(
+                [{"rate": "recall", "min": self.recall_min,
+                  **({"subset": self.recall_subset} if self.recall_subset else {})}],
+                where="recall_min")
+            return rec, parse_constraints(self.report, where="report"), parse_monitors(
+                self.monitor)
+        except ValueError as exc:
+            raise SpecError(str(exc)) from None
+
+    def _validate_params(self):
+        super()._validate_params()
+        self._parsed()
+
+    def rows_needed(self):
+        rec, _, _ = self._parsed()
+        need = set(self.train_subset or {})
+        return need.union(*(c.rows_needed() for c in rec))
+
+    def fit(self, X, y, **rows):
+        self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        if type_of_target(y) != "binary" or np.unique(y).size < 2:
+            raise ValueError("ThresholdedSVM needs binary labels with two classes")
+        self.classes_ = np.unique(y)
+        data = FitData(y == self.classes_[1], rows)
+        try:
+            train = data.mask(self.train_subset, "train_subset")
+        except ValueError as exc:
+            raise DataError(f"thresholded_svm: {exc}") from None
+        self.svm_ = LinearSVC(C=self.C, random_state=self.random_state).fit(X[train], y[train])
+        self.coef_ = self.svm_.coef_.ravel()
+        b = float(self.svm_.intercept_[0])
+        rec, _, _ = self._parsed()
+        if rec:
+            c = rec[0]
+            target = c.target(data)
+            on = data.mask(c.rate.subset, "recall_subset") & data.positive
+            scores = np.sort(np.asarray(X[on] @ self.coef_).ravel())[::-1]
+            k = int(np.ceil(target * scores.size - 1e-9))
+            if k > 0:  # the k-th largest positive score must land above 0
+                b = min(b, -scores[k - 1] + 1e-9)
+            self.recall_target_ = target
+        self.intercept_ = b
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+
+    def predict(self, X):
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def safeclf_report(self, task) -> Report:
+        from safeclf.methods.ramp.estimator import monitor_values
+
+        _, cons, monitors = self._parsed()
+        metrics = {}
+        for part_name, part in task.parts().items():
+            p = (self.decision_function(part.X) > 0).astype(float)
+            data = FitData(np.asarray(part.y) == self.classes_[1],
+                           {k: v for k, v in part.rows.items() if not isinstance(v, dict)})
+            for c in cons:
+                try:
+                    metrics[f"{part_name}_constraint_{c.name}"] = c.value(data, p)
+                except ValueError:
+                    metrics[f"{part_name}_constraint_{c.name}"] = float("nan")
+            metrics.update({f"{part_name}_{k}": v
+                            for k, v in monitor_values(monitors, data, p).items()})
+        return Report(metrics, {"recall_target": getattr(self, "recall_target_", None)})
+
+
+plugin = RowsPlugin(
+    name="thresholded_svm",
+    estimator=ThresholdedSVM,
+    summary="unconstrained linear SVM with its bias shifted to reach a recall (churn baseline)",
+)
