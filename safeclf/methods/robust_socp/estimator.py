@@ -124,11 +124,10 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         self.objective_ = sol.objective
         return self
 
-    @property
-    def objective_reported_(self) -> float:
-        """``objective_`` to 8 significant digits, the solver's accuracy (Clarabel's default
-        relative gap is 1e-8), so that optima equal in exact arithmetic compare equal."""
-        return float(f"{self.objective_:.8g}")
+    #: relative accuracy claimed for ``objective_``: Clarabel's default tolerances (1e-8)
+    #: leave ~1e-8 relative error, so optima equal in exact arithmetic are compared through
+    #: the bracket objective ∓ 1e-6 relative (metrics objective_lo, objective_hi)
+    OBJECTIVE_RTOL = 1e-6
 
     @staticmethod
     def _uncertainty(X, uncertainty, where) -> Uncertainty:
@@ -209,10 +208,13 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         from safeclf.plugin import Report
 
         check_is_fitted(self)
-        metrics = {"margin": self.margin_, "objective": self.objective_reported_,
+        obj = float(self.objective_)
+        metrics = {"margin": self.margin_, "objective": obj,
+                   "objective_lo": obj - self.OBJECTIVE_RTOL * abs(obj),
+                   "objective_hi": obj + self.OBJECTIVE_RTOL * abs(obj),
                    "kappa": kappa(self.epsilon)}
         details = {"formulation": self.formulation, "w": self.coef_.tolist(),
-                   "b": float(-self.intercept_), "objective": float(self.objective_),
+                   "b": float(-self.intercept_),
                    "box_binding": bool(getattr(self, "box_binding_", False))}
         train, test = task.train, task.test
         unc_tr = train.rows.get("uncertainty")
