@@ -14,7 +14,6 @@ import sys
 import time
 import tracemalloc
 
-import numpy as np
 from sklearn.metrics import log_loss
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler

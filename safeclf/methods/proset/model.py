@@ -373,7 +373,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
             keep = table["kind"].eq("marginal") | (table.index < self.classes_.size + n_prototypes)
             table = table[keep].reset_index(drop=True)
         proba = self.predict_proba(x.reshape(1, -1))[0]
-        table.attrs["prediction"] = self.classes_[int(np.argmax(proba))]
+        table.attrs["prediction"] = self.classes_[int(np.argmax(proba))].item()
         table.attrs["probabilities"] = dict(zip(self.classes_.tolist(), proba.tolist()))
         names = self._feature_names(feature_names)
         table.attrs["active_features"] = [names[d] for d in self.active_features_]

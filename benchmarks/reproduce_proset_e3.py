@@ -1,0 +1,27 @@
+"""Reproduce the report's experiment E3 (full two-stage hyperparameter search) for the
+prototype set classifier: `safeclf run configs/proset_benchmark.yaml --profile e3 --check`.
+
+Stage 1 fits 50 (λ_v, λ_w) pairs × 5 folds with B = 1 per data set, stage 2 B ∈ 0..10; folds
+run in parallel. Expect an hour or more on 2 cores. Exit code: the runner's (1 when an
+expectation is missed).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> int:
+    exe = Path(sys.executable).with_name("safeclf")
+    cmd = [str(exe), "run", str(ROOT / "configs" / "proset_benchmark.yaml"), "--profile", "e3",
+           "--check", *sys.argv[1:]]
+    print(" ".join(cmd), flush=True)
+    return subprocess.call(cmd, cwd=ROOT)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
