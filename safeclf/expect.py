@@ -89,7 +89,12 @@ def _condition_text(e: Expectation, rhs_value: float | None) -> str:
     if isinstance(target, Selection):
         sel = [f"{k}={v}" for k, v in (("method", target.method), ("dataset", target.dataset)) if v]
         sel += [f"{k}={v}" for k, v in target.where.items()]
-        return f"{op} {target.agg or e.agg}({target.metric or e.metric}) [{', '.join(sel)}] = {rhs_value:.4g}"
+        tol = f" + {e.tolerance:g}" if e.tolerance and op in ("<=", "<") else \
+            f" − {e.tolerance:g}" if e.tolerance else ""
+        return (f"{op} {target.agg or e.agg}({target.metric or e.metric}) [{', '.join(sel)}]{tol}"
+                f" = {rhs_value:.4g}")
+    if e.tolerance:
+        return f"{op} {target:g} {'+' if op in ('<=', '<') else '−'} {e.tolerance:g}"
     return f"{op} {target:g}"
 
 
@@ -103,7 +108,9 @@ def _verdict(e: Expectation, measured: float, target: float) -> bool:
         if e.compare == "at_most":
             return measured <= target + e.tolerance + 1e-12
         return measured >= target - e.tolerance - 1e-12
-    return bool(_OPS[op](measured, target))
+    # With a tolerance the bound is relaxed by it: "<=" means measured <= target + tolerance.
+    slack = (e.tolerance or 0.0) * (1 if op in ("<=", "<") else -1)
+    return bool(_OPS[op](measured, target + slack))
 
 
 def evaluate(spec: Spec, frame) -> list[dict[str, Any]]:

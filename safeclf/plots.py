@@ -125,6 +125,14 @@ def line(frame, spec: PlotEntry, fig_axes):
 BUILTIN = {"bar": bar, "scatter": scatter, "line": line}
 
 
+def _filtered(frame, options: dict):
+    """Rows of the methods and datasets an option lists (``methods: [a, b]``, ``datasets:``)."""
+    for key, col in (("methods", "method"), ("datasets", "dataset")):
+        if options.get(key):
+            frame = frame[frame[col].isin(list(options[key]))]
+    return frame
+
+
 def write_plots(spec: Spec, frame, details: dict, folder: Path) -> list[str]:
     """Draw every plot of the spec into ``folder``; returns one line per plot that failed
     (a plot problem never loses the run's results)."""
@@ -147,8 +155,10 @@ def write_plots(spec: Spec, frame, details: dict, folder: Path) -> list[str]:
         name = p.name or (f"{p.kind}_{p.model_extra.get('metric') or p.model_extra.get('y') or i}")
         try:
             if p.kind in BUILTIN:
-                n = frame["dataset"].nunique()
-                fig = BUILTIN[p.kind](frame, p, _figure(n))
+                rows = _filtered(frame, p.model_extra)
+                if rows.empty:
+                    raise ValueError("its methods/datasets filter selects no rows")
+                fig = BUILTIN[p.kind](rows, p, _figure(rows["dataset"].nunique()))
             else:
                 fig, _ = _figure(1)
                 fig.axes[0].remove()

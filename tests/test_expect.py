@@ -66,3 +66,14 @@ def test_failed_jobs_make_the_expectation_fail():
     table.loc[0, "status"] = "failed"
     (v,) = evaluate(_spec({"metric": "err", "<=": 1.0}), table)
     assert v["verdict"] == "FAIL" and "1 of 8 jobs failed" in v["why"]
+
+
+def test_tolerance_relaxes_a_comparison_operator():
+    table = _table()
+    exact = {"metric": "err", "where": {"form": "A"}, ">=": {"where": {"form": "B"}}}
+    assert evaluate(_spec(exact), table)[0]["verdict"] == "FAIL"  # 0.1 >= 0.2 is false
+    assert evaluate(_spec(dict(exact, tolerance=0.1)), table)[0]["verdict"] == "pass"
+    assert evaluate(_spec(dict(exact, tolerance=0.09)), table)[0]["verdict"] == "FAIL"
+    (v,) = evaluate(_spec({"metric": "err", "where": {"form": "A"}, "<=": 0.06, "tolerance": 0.05}),
+                    table)
+    assert v["verdict"] == "pass" and v["condition"] == "<= 0.06 + 0.05"

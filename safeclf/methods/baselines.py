@@ -1,11 +1,12 @@
-"""Baseline plugins: ``svm`` (LinearSVC, or SVC for a non-linear kernel) and ``logreg``."""
+"""Baseline plugins: ``svm`` (LinearSVC, or SVC for a non-linear kernel), ``logreg``, and
+``sgd`` (a linear model trained by stochastic gradient descent, with ``partial_fit``)."""
 
 from __future__ import annotations
 
 from numbers import Integral, Real
 
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.svm import SVC, LinearSVC
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -81,4 +82,10 @@ logreg = MethodPlugin(
     name="logreg",
     estimator=LogisticRegression,
     summary="logistic regression baseline (scikit-learn LogisticRegression)",
+)
+
+sgd = MethodPlugin(
+    name="sgd",
+    estimator=SGDClassifier,
+    summary="linear model trained by SGD (scikit-learn SGDClassifier; incremental via partial_fit)",
 )
