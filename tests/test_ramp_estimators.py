@@ -60,3 +60,51 @@ def test_adult_churn_roles_and_baseline():
     # more often than the i.i.d. D2 does
     err = {r: np.mean(base[role == r] != ds.y[role == r]) for r in ("d1", "d2")}
     assert err["d1"] > err["d2"]
+
+
+def test_thresholded_svm_reaches_the_recall_target():
+    from safeclf.methods.ramp.thresholded import ThresholdedSVM
+
+    rng = np.random.default_rng(4)
+    n = 400
+    y = (rng.random(n) < 0.3).astype(int)
+    X = rng.normal(size=(n, 3)) + np.c_[1.0 * y, np.zeros((n, 2))]
+    role = rng.choice(["d1", "d2"], size=n)
+    free = ThresholdedSVM(recall_min=None).fit(X, y)
+    on = (role == "d2") & (y == 1)
+    before = np.mean(free.predict(X[on]) == 1)
+    target = min(0.95, before + 0.2)
+    est = ThresholdedSVM(recall_subset={"role": "d2"}, recall_min=target).fit(X, y, role=role)
+    after = np.mean(est.predict(X[on]) == 1)
+    assert before < target <= after < target + 1.5 / on.sum()  # the recall is the target
+    assert np.allclose(est.coef_, free.coef_)  # only the bias moves
+
+
+def test_plot_kinds_draw_from_a_metrics_table():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from safeclf.methods.ramp.plots import PLOTS
+
+    rows = []
+    for k in (0.5, 0.8):
+        rows.append({"method": "ramp", "status": "ok", "param.kappa": k, "param.target": k / 10,
+                     "test_error": 0.15, "test_fairness_ratio": 1 / k,
+                     "test_randomized_error": 0.16, "test_randomized_fairness_ratio": 1 / k,
+                     "train_fairness_ratio": 1 / k, "train_randomized_fairness_ratio": 1 / k,
+                     "constraint_fairness_ratio_target": 1 / k,
+                     "constraint_churn_target": k / 10, "test_constraint_churn": k / 12,
+                     "train_constraint_churn_randomized": k / 10,
+                     "test_monitor_error_d12": 0.2})
+    rows.append({"method": "zafar", "status": "ok", "param.c": 0.1, "test_error": 0.152,
+                 "test_fairness_ratio": 1.9, "test_constraint_churn": 0.09,
+                 "test_monitor_error_d12": 0.21})
+    table = pd.DataFrame(rows)
+    for kind, fn in PLOTS.items():
+        fig = plt.figure()
+        fn(table, {}, fig)
+        assert fig.axes and any(ax.lines for ax in fig.axes), kind
+        plt.close(fig)

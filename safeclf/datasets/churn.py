@@ -2,7 +2,7 @@
 proprietary).
 
 A *deployed* model (logistic regression on ``n_deploy`` rows and a reduced feature set: the
-``deployed_drop`` columns were not available to it) gives its predictions on every other row
+``deployed_drop`` columns, by default ``native-country`` and ``race``, were not available to it) gives its predictions on every other row
 (``rows["baseline"]``, 0/1). The remaining rows form three datasets (``rows["role"]``):
 
 * ``d1`` — labeled and *actively sampled*: drawn with probability proportional to the
@@ -29,7 +29,7 @@ def load_adult_churn(
     n_d1: int = 12000,
     n_d2: int = 6000,
     n_d3: int = 8000,
-    n_deploy: int = 3000,
+    n_deploy: int = 4000,
     deployed_drop: list[str] | None = None,
     floor: float = 0.05,
     test_fraction: float = 0.2,
@@ -55,7 +55,7 @@ def load_adult_churn(
     rng = np.random.default_rng(random_state)
     perm = rng.permutation(n)
     deploy, rest = perm[:n_deploy], perm[n_deploy:]
-    drop = deployed_drop if deployed_drop is not None else ["relationship", "marital-status"]
+    drop = deployed_drop if deployed_drop is not None else ["native-country", "race"]
     keep = np.array([not any(f == c or f.startswith(c + "_") for c in drop) for f in names])
     Xs = MaxAbsScaler().fit(X[deploy]).transform(X)
     deployed = LogisticRegression(max_iter=2000).fit(Xs[deploy][:, keep], y[deploy])

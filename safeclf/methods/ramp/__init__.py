@@ -31,6 +31,8 @@ class RampPlugin(RowsPlugin):
         targets = {row["name"]: row["target"] for row in estimator.constraint_values_}
         for row in estimator.constraint_values_:
             name = row["name"]
+            metrics[f"train_constraint_{name}_randomized_violation"] = max(
+                0.0, -row["slack_randomized"])
             metrics[f"constraint_{name}_target"] = float(row["target"])
             metrics[f"constraint_{name}_multiplier"] = row["multiplier"]
             metrics[f"constraint_{name}_active"] = float(row["multiplier"] > 0)

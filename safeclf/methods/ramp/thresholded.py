@@ -20,9 +20,9 @@ from safeclf.plugin import Report
 
 
 class ThresholdedSVM(ClassifierMixin, BaseEstimator):
-    """LinearSVC (hinge, C) on the rows selected by ``train_subset``, then the bias is lowered
-    until the recall on ``recall_subset`` is at least ``recall_min`` (a number or
-    ``baseline``: the deployed model's recall there, rows ``baseline``).
+    """LinearSVC (hinge, C) on the rows selected by ``train_subset``, then the bias is shifted
+    so that the recall on ``recall_subset`` is ``recall_min`` (a number or ``baseline``: the
+    deployed model's recall there, rows ``baseline``): the two are compared at equal recall.
 
     ``report`` (constraint mappings, the ramp vocabulary) and ``monitor`` (rates) are only
     evaluated for the report, under the same metric names as the ramp method's."""
@@ -88,8 +88,8 @@ class ThresholdedSVM(ClassifierMixin, BaseEstimator):
             on = data.mask(c.rate.subset, "recall_subset") & data.positive
             scores = np.sort(np.asarray(X[on] @ self.coef_).ravel())[::-1]
             k = int(np.ceil(target * scores.size - 1e-9))
-            if k > 0:  # the k-th largest positive score must land above 0
-                b = min(b, -scores[k - 1] + 1e-9)
+            if k > 0:  # shift the bias so that exactly the k largest positive scores are > 0
+                b = -scores[k - 1] + 1e-9
             self.recall_target_ = target
         self.intercept_ = b
         return self
