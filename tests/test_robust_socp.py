@@ -15,15 +15,18 @@ from safeclf.methods.robust_socp.evaluation import radii, support_function
 from safeclf.methods.robust_socp.formulations import problem_data
 
 
-def small_problem(m=40, n=3, seed=0):
-    """Mean bounds, second-moment bounds, and a few exact (zero-width) entries."""
+def small_problem(m=40, n=3, seed=0, mixed=False):
+    """Mean bounds, second-moment bounds, and a few exact (zero-width) entries; ``mixed``
+    draws each entry's spread so that the support box cuts some ellipsoids and not others."""
     rng = np.random.default_rng(seed)
     y = np.where(rng.random(m) < 0.5, -1.0, 1.0)
     mu = y[:, None] * 1.2 + rng.normal(size=(m, n))
     s = rng.uniform(0.2, 0.8, (m, n))
     s[rng.random((m, n)) < 0.1] = 0.0
     lo, hi = mu - 0.2 * s, mu + 0.1 * s
-    unc = Uncertainty.from_bounds(mu - s, mu + s, lo, hi, np.maximum(lo**2, hi**2) + s**2 / 3)
+    spread = rng.uniform(0.02, 0.6, (m, n)) if mixed else np.sqrt(1 / 3)
+    unc = Uncertainty.from_bounds(mu - s, mu + s, lo, hi,
+                                  np.maximum(lo**2, hi**2) + (spread * s) ** 2)
     X = mu + rng.uniform(-1, 1, (m, n)) * s
     return unc, X, y
 
@@ -74,10 +77,14 @@ def test_replicates_give_consistent_bounds_around_the_sample_mean():
 
 
 # -- formulations: the readable model and the fast path agree -------------------------------
+@pytest.mark.parametrize("mixed", [False, True])
 @pytest.mark.parametrize("name", sorted(FORMULATIONS))
-def test_cvxpy_and_clarabel_reach_the_same_optimum(name):
-    unc, X, y = small_problem()
+def test_cvxpy_and_clarabel_reach_the_same_optimum(name, mixed):
+    unc, X, y = small_problem(mixed=mixed)
     data = problem_data(name, unc, X, y, 0.1)
+    if mixed and data.lower is not None:  # the fast path drops slabs that cut nothing
+        bind = (data.mean_hi + data.D > data.upper) | (data.mean_lo - data.D < data.lower)
+        assert 0 < bind.mean() < 1
     a, b = solve_cvxpy(data, 2.0), solve_clarabel(data, 2.0)
     assert abs(a.objective - b.objective) <= 1e-6 * abs(a.objective)
     assert np.allclose(a.w, b.w, atol=1e-4)

@@ -5,8 +5,9 @@ with two exact reductions so the matrix stays small:
 
 - Σⱼ max(−yµ⁻ⱼwⱼ, −yµ⁺ⱼwⱼ) = −y m̄ᵀw + Σⱼ rⱼ|wⱼ| with m̄ = (µ⁻+µ⁺)/2, r = (µ⁺−µ⁻)/2 ≥ 0, and
   |wⱼ| ≤ vⱼ with one v ∈ Rⁿ shared by all points (r ≥ 0, so a larger v only tightens);
-- in "-I", max(−l x, −u x) = −c x + s|x| and max(µ⁻a, µ⁺a) = m̄a + r|a|, with epigraph
-  variables q ≥ |y w + a|, p ≥ |a| (p only when some mean is an interval).
+- in "-I", the two maxima of an entry, max(−l(yw + a), −u(yw + a)) + max(µ⁻a, µ⁺a), are one
+  convex piecewise-linear function of (w, a): the largest of four linear pieces, bounded by
+  one epigraph variable e per entry (a per-point block of 2n variables instead of 3n).
 
 Each point's constraint is one second-order cone (−(affine part), Dᵢ ∘ w) (or Dᵢ ∘ aᵢ), or one
 linear inequality when no point has an ellipsoid (SVM, MM-M, MM-S).
@@ -56,7 +57,7 @@ def solve_clarabel(data: ProblemData, C: float, settings: dict | None = None) ->
     r = np.maximum(data.mean_hi - data.mean_lo, 0.0) / 2
     D = data.D
     ellipsoid = bool(np.any(D > 0))
-    I, J = np.arange(m)[:, None], np.arange(n)[None, :]
+    J = np.arange(n)[None, :]
     iw, ib, ixi = 0, n, n + 1  # column offsets: w, b, ξ
     rows, cones = _Rows(), []
 
@@ -91,41 +92,52 @@ def solve_clarabel(data: ProblemData, C: float, settings: dict | None = None) ->
         cones += ([clarabel.SecondOrderConeT(n + 1)] * m if ellipsoid
                   else [clarabel.NonnegativeConeT(m)])
     else:
-        cen = (data.lower + data.upper) / 2
-        hw = np.maximum(data.upper - data.lower, 0.0) / 2
-        use_p = bool(np.any(r > 0))
-        ia = ixi + m
-        iq = ia + m * n
-        ip = iq + m * n
-        n_var = ip + (m * n if use_p else 0)
-        A_ = ia + I * n + J  # column of aᵢⱼ
-        Q_ = iq + I * n + J
-        P_ = ip + I * n + J
-        k = I * n + J
-        # q ≥ yw + a and q ≥ −(yw + a)
-        rows.add(k, Q_, -1.0), rows.add(k, iw + J, y[:, None]), rows.add(k, A_, 1.0)
-        rows.add(m * n + k, Q_, -1.0), rows.add(m * n + k, iw + J, -y[:, None])
-        rows.add(m * n + k, A_, -1.0)
-        rows.close(2 * m * n)
-        cones.append(clarabel.NonnegativeConeT(2 * m * n))
-        if use_p:  # p ≥ a, p ≥ −a
-            rows.add(k, P_, -1.0), rows.add(k, A_, 1.0)
-            rows.add(m * n + k, P_, -1.0), rows.add(m * n + k, A_, -1.0)
-            rows.close(2 * m * n)
-            cones.append(clarabel.NonnegativeConeT(2 * m * n))
-        # point i: (−(1 − ξᵢ + yᵢb + Σⱼ[−cᵢⱼ(yᵢwⱼ + aᵢⱼ) + sᵢⱼqᵢⱼ + m̄ᵢⱼaᵢⱼ + rᵢⱼpᵢⱼ]), Dᵢ ∘ aᵢ)
+        # Entries whose ellipsoid-union extent stays inside their slab lⱼ ≤ xⱼ ≤ uⱼ
+        # (µ⁺ + D ≤ u and µ⁻ − D ≥ l) do not need that slab: R ∩ U keeps only the binding
+        # slabs, so such an entry has āᵢⱼ = 0, i.e. aᵢⱼ = −yᵢwⱼ, and enters as in (16).
+        tol = 1e-12 * (1.0 + np.abs(data.upper) + np.abs(data.lower))
+        bind = (data.mean_hi + D > data.upper + tol) | (data.mean_lo - D < data.lower - tol)
+        free = ~bind
+        bi, bj = np.nonzero(bind)
+        nb = bi.size
+        use_v = bool(np.any(r[free] > 0))
+        iv = ixi + m
+        ia = iv + (n if use_v else 0)
+        ie = ia + nb
+        n_var = ie + nb
+        kb = np.arange(nb)
+        # per binding entry one epigraph variable eᵢⱼ of the convex piecewise-linear
+        #   max(−lᵢⱼ(yᵢwⱼ + aᵢⱼ), −uᵢⱼ(yᵢwⱼ + aᵢⱼ)) + max(µ⁻ᵢⱼaᵢⱼ, µ⁺ᵢⱼaᵢⱼ)
+        # = the largest of the four −L(yᵢwⱼ + aᵢⱼ) + M aᵢⱼ, L ∈ {l, u}, M ∈ {µ⁻, µ⁺}
+        if nb:
+            yb = y[bi]
+            for t, L in enumerate((data.lower[bind], data.upper[bind])):
+                for u_, M in enumerate((data.mean_lo[bind], data.mean_hi[bind])):
+                    off = (2 * t + u_) * nb  # eᵢⱼ + L yᵢ wⱼ + (L − M) aᵢⱼ ≥ 0
+                    rows.add(off + kb, ie + kb, -1.0)
+                    rows.add(off + kb, iw + bj, -L * yb)
+                    rows.add(off + kb, ia + kb, -(L - M))
+            rows.close(4 * nb)
+            cones.append(clarabel.NonnegativeConeT(4 * nb))
+        if use_v:  # v ≥ w, v ≥ −w
+            k = np.arange(n)
+            rows.add(k, iw + k, 1.0), rows.add(k, iv + k, -1.0)
+            rows.add(n + k, iw + k, -1.0), rows.add(n + k, iv + k, -1.0)
+            rows.close(2 * n)
+            cones.append(clarabel.NonnegativeConeT(2 * n))
+        # point i: (−(1 − ξᵢ + yᵢb + Σ_binding eᵢⱼ + Σ_free (−yᵢm̄ᵢⱼwⱼ + rᵢⱼvⱼ)), Dᵢ ∘ aᵢ)
         step = n + 1 if ellipsoid else 1
         head = np.arange(m) * step
         H = head[:, None]
-        rows.add(H, iw + J, -y[:, None] * cen)
         rows.add(head, ib, y)
         rows.add(head, ixi + np.arange(m), -1.0)
-        rows.add(H, A_, mbar - cen)
-        rows.add(H, Q_, hw)
-        if use_p:
-            rows.add(H, P_, r)
+        rows.add(head[bi], ie + kb, 1.0)
+        rows.add(H, iw + J, np.where(free, -y[:, None] * mbar, 0.0))
+        if use_v:
+            rows.add(H, iv + J, np.where(free, r, 0.0))
         if ellipsoid:
-            rows.add(H + 1 + J, A_, -D)
+            rows.add(head[bi] + 1 + bj, ia + kb, -D[bind])
+            rows.add(H + 1 + J, iw + J, np.where(free, y[:, None] * D, 0.0))
         rhs = np.zeros(m * step)
         rhs[head] = -1.0
         rows.close(m * step, rhs)
