@@ -100,9 +100,9 @@ def main(argv=None):
         seen = []
         real = mm.weighted_hinge_svm
 
-        def spy(Xin, *a):
+        def spy(Xin, *a, **kw):
             seen.append(sp.issparse(Xin))
-            return real(Xin, *a)
+            return real(Xin, *a, **kw)
 
         mm.weighted_hinge_svm = spy
         try:

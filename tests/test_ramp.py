@@ -180,6 +180,10 @@ def test_inner_svm_bounds_bracket_the_exact_optimum():
     # the certificate is a valid lower bound and the gap is small (cvxpy is accurate to ~1e-7)
     assert res.lower <= exact + 1e-6 and exact <= res.upper + 1e-6
     assert res.upper - res.lower < 1e-3 * exact
+    # the interior-point path solves the same problem, with Clarabel's dual as the bound
+    qp = weighted_hinge_svm(X, a_pos, a_neg, lam, intercept_scaling=1.0, solver="clarabel")
+    assert qp.lower <= exact + 1e-6 and exact <= qp.upper + 1e-6
+    assert qp.upper - qp.lower < 1e-6 and abs(qp.upper - res.upper) < 1e-3 * exact
 
 
 def test_mm_merit_never_increases_and_report_is_complete():
@@ -215,9 +219,9 @@ def test_sparse_input_stays_sparse_and_gives_the_same_model(monkeypatch):
     seen = []
     real = mm.weighted_hinge_svm
 
-    def spy(Xin, *args):
+    def spy(Xin, *args, **kw):
         seen.append(sp.issparse(Xin))
-        return real(Xin, *args)
+        return real(Xin, *args, **kw)
 
     monkeypatch.setattr(mm, "weighted_hinge_svm", spy)
     tight = {"svm_tol": 1e-7, "svm_max_iter": 200000}

@@ -48,6 +48,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     max_mm_iter, mm_tol : Algorithm 1's iteration limit and relative merit tolerance.
     max_cp_iter, tol : Algorithm 2's iteration limit and its ε on U_t − L_t.
     svm_tol, svm_max_iter : the inner LIBLINEAR solver's tolerance and iteration limit.
+    inner_solver : "auto" (LIBLINEAR, then Clarabel's QP when LIBLINEAR's certified gap
+        exceeds ``tol``), "liblinear" or "clarabel".
     feasibility_tol : a constraint whose randomised training value exceeds its bound by more
         than this (in the constraint's linear form) makes ``fit`` raise InfeasibleError.
     prediction : "deterministic" (threshold at 0) or "randomized" (positive with probability
@@ -76,6 +78,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="neither")],
         "svm_tol": [Interval(Real, 0, None, closed="neither")],
         "svm_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "inner_solver": [StrOptions({"auto", "liblinear", "clarabel"})],
         "feasibility_tol": [Interval(Real, 0, None, closed="left")],
         "prediction": [StrOptions({"deterministic", "randomized"})],
         "random_state": ["random_state"],
@@ -83,7 +86,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, constraints=None, kappa=None, target=None, objective="error",
                  monitor=None, lam=None, fit_intercept=True, intercept_scaling=1.0, max_multiplier=100.0, max_mm_iter=10, mm_tol=1e-3,
-                 max_cp_iter=30, tol=1e-4, svm_tol=1e-2, svm_max_iter=5000,
+                 max_cp_iter=30, tol=1e-4, svm_tol=1e-2, svm_max_iter=5000, inner_solver="auto",
                  feasibility_tol=5e-3, prediction="deterministic", random_state=None):
         self.constraints = constraints
         self.kappa = kappa
@@ -100,6 +103,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.svm_tol = svm_tol
         self.svm_max_iter = svm_max_iter
+        self.inner_solver = inner_solver
         self.feasibility_tol = feasibility_tol
         self.prediction = prediction
         self.random_state = random_state
@@ -178,7 +182,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         out = mm.solve(prob, v_max=self.max_multiplier, max_mm_iter=self.max_mm_iter,
                        mm_tol=self.mm_tol, max_cp_iter=self.max_cp_iter, cp_tol=self.tol,
                        svm_tol=self.svm_tol, svm_max_iter=self.svm_max_iter, callback=track,
-                       seed=check_random_state(self.random_state).randint(2**31 - 1))
+                       seed=check_random_state(self.random_state).randint(2**31 - 1),
+                       inner_solver=self.inner_solver)
         self.fit_seconds_ = time.perf_counter() - start
         self.coef_, self.intercept_ = out.w, float(out.b)
         self.lam_ = prob.lam

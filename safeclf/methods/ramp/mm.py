@@ -101,7 +101,7 @@ class MMResult:
 
 def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_iter=30,
           cp_tol=1e-4, svm_tol=1e-3, svm_max_iter=5000, w0=None, b0=0.0, callback=None,
-          seed=0):
+          seed=0, inner_solver="auto"):
     """Algorithm 1 from (w0, b0) (default the zero vector, as in the paper's experiments);
     each step solves Problem 3 by Algorithm 2."""
     d = prob.X.shape[1]
@@ -117,7 +117,7 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
             weights = np.r_[1.0, v]
             a_pos, a_neg = weights @ maj.pos, weights @ maj.neg
             res = weighted_hinge_svm(prob.X, a_pos, a_neg, prob.lam, prob.s, svm_tol,
-                                     svm_max_iter, seed)
+                                     svm_max_iter, seed, inner_solver, gap_tol=cp_tol)
             bounds = maj.bounds(prob.z(res.w, res.b))
             const = maj.K[0] + v @ (maj.K[1:] - prob.gamma)
             upper = bounds[0] + v @ (bounds[1:] - prob.gamma) + prob.reg(res.w, res.b)

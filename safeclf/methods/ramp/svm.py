@@ -11,7 +11,9 @@ Appendix F). With u = 2w, c = 2b this is (λ/4) times the standard SVM
     P(ũ) = ½‖ũ‖² + Σ_i C_i max{0, 1 − y_i ⟨ũ, x̃_i⟩},   C_i = 2 a_i / λ,   x̃ = [x, s], ũ = [u, c/s],
 
 with label −1 for the a⁺ rows and +1 for the a⁻ rows, solved by LIBLINEAR's dual coordinate
-descent through scikit-learn. The bias is *regularised* like LIBLINEAR's: it is the weight of
+descent through scikit-learn (or, when LIBLINEAR cannot certify a small gap — large
+multipliers make C_i large — by Clarabel's interior point on the same QP, whose dual
+objective is the lower bound). The bias is *regularised* like LIBLINEAR's: it is the weight of
 a constant feature s (``intercept_scaling``), penalised by λ/2 (b/s)².
 
 LIBLINEAR does not return its dual variables, so the lower bound the cutting plane needs is a
@@ -53,8 +55,65 @@ def inner_objective(z, a_pos, a_neg, w, b, lam, s):
 
 
 def weighted_hinge_svm(X, a_pos, a_neg, lam, intercept_scaling=1.0, tol=1e-3, max_iter=5000,
-                       random_state=0):
-    """Minimise the weighted hinge objective above; returns an :class:`SVMResult`."""
+                       random_state=0, solver="auto", gap_tol=None):
+    """Minimise the weighted hinge objective above; returns an :class:`SVMResult`.
+
+    ``solver``: "liblinear", "clarabel" (the QP by interior point, exact dual bound), or
+    "auto": LIBLINEAR, then Clarabel when LIBLINEAR's certified gap exceeds ``gap_tol``
+    (large multipliers make the per-row C large, where coordinate descent stalls)."""
+    if solver == "clarabel":
+        return _clarabel_svm(X, a_pos, a_neg, lam, intercept_scaling)
+    res = _liblinear_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_state)
+    if solver == "auto" and gap_tol is not None and res.upper - res.lower > gap_tol:
+        alt = _clarabel_svm(X, a_pos, a_neg, lam, intercept_scaling)
+        if alt.upper - alt.lower < res.upper - res.lower:
+            return alt
+    return res
+
+
+def _clarabel_svm(X, a_pos, a_neg, lam, intercept_scaling):
+    """The same problem as a QP for Clarabel, in the (w, b) scale: x = (w, b, ξ),
+    min λ/2 (‖w‖² + (b/s)²) + Σ a_i ξ_i  s.t.  ξ_i ≥ ½ − y_i (⟨w, x_i⟩ + b),  ξ ≥ 0."""
+    import clarabel
+
+    from safeclf.errors import SolverError
+
+    d = X.shape[1]
+    s = float(intercept_scaling)
+    idx_pos = np.flatnonzero(a_pos > 0)
+    idx_neg = np.flatnonzero(a_neg > 0)
+    r = idx_pos.size + idx_neg.size
+    if r == 0:
+        return SVMResult(np.zeros(d), 0.0, 0.0, 0.0, 0, 0)
+    Xs = sp.csr_matrix(_stack(X, idx_pos, idx_neg))
+    y = np.r_[-np.ones(idx_pos.size), np.ones(idx_neg.size)]
+    a = np.r_[a_pos[idx_pos], a_neg[idx_neg]]
+    nb = 1 if s > 0 else 0
+    P = sp.block_diag([lam * sp.identity(d)]
+                      + ([sp.csc_matrix([[lam / s**2]])] if nb else [])
+                      + [sp.csc_matrix((r, r))], format="csc")
+    q = np.r_[np.zeros(d + nb), a]
+    eye = sp.identity(r, format="csr")
+    blocks = [-sp.diags(y) @ Xs] + ([sp.csr_matrix(-y[:, None])] if nb else []) + [-eye]
+    A = sp.vstack([sp.hstack(blocks), sp.hstack([sp.csr_matrix((r, d + nb)), -eye])],
+                  format="csc")
+    rhs = np.r_[np.full(r, -0.5), np.zeros(r)]
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    sol = clarabel.DefaultSolver(P, q, A, rhs, [clarabel.NonnegativeConeT(2 * r)],
+                                 settings).solve()
+    status = str(sol.status)
+    if status not in ("Solved", "AlmostSolved"):
+        raise SolverError(f"ramp: the inner SVM (Clarabel) ended with status '{status}'")
+    x = np.asarray(sol.x)
+    w, b = x[:d], (float(x[d]) if nb else 0.0)
+    z = np.asarray(X @ w).ravel() + b
+    upper = inner_objective(z, a_pos, a_neg, w, b, lam, s)
+    lower = float(sol.obj_val_dual) if status == "Solved" else 0.0
+    return SVMResult(w, b, upper, min(max(lower, 0.0), upper), r, int(sol.iterations))
+
+
+def _liblinear_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_state):
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.svm import LinearSVC
 
@@ -106,12 +165,8 @@ def _dual_certificate(Xs, y, C, u, c, s, band=2e-2, max_free=5000, iters=300):
         head = np.asarray(Xs.T @ ay).ravel()
         return np.r_[head, (s * ay.sum()) if s > 0 else 0.0]
 
-    def dual(a):
-        v = combo(a)
-        return float(a.sum() - 0.5 * v @ v)
-
     if not free.size:
-        return dual(alpha)
+        return _scaled_dual(alpha, combo)
     alpha[free] = 0.0
     base = combo(alpha)
     Xf = Xs[free]
@@ -135,4 +190,12 @@ def _dual_certificate(Xs, y, C, u, c, s, band=2e-2, max_free=5000, iters=300):
         yk = a_next + ((tk - 1.0) / t_next) * (a_next - a)
         a, tk = a_next, t_next
     alpha[free] = a if q(a) >= q(a0) else a0
-    return dual(alpha)
+    return _scaled_dual(alpha, combo)
+
+
+def _scaled_dual(alpha, combo):
+    """max_{t∈[0,1]} D(tα) = t Σα − t²/2 ‖Σ α y x̃‖² (tα stays in the box; t = 0 gives 0)."""
+    v = combo(alpha)
+    lin, quad = float(alpha.sum()), float(v @ v)
+    t = 1.0 if quad <= 0 else min(1.0, max(0.0, lin / quad))
+    return t * lin - 0.5 * t * t * quad
