@@ -13,6 +13,7 @@ import argparse
 import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 from sklearn.metrics import log_loss
 from sklearn.model_selection import train_test_split
@@ -49,8 +50,18 @@ def run_ours(Xtr, ytr, Xte, yte, seed):
     return seconds, log_loss(yte, model.predict_proba(Xte), labels=model.classes_), peak, model
 
 
-def run_package(Xtr, ytr, Xte, yte, seed):
+def reference_package():
+    """The author's package; this file is benchmarks/proset.py, so its folder leaves the path
+    first (else `import proset` would find this script)."""
+    here = Path(__file__).resolve().parent
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
     import proset
+
+    return proset
+
+
+def run_package(Xtr, ytr, Xte, yte, seed):
+    proset = reference_package()
 
     t = time.perf_counter()
     model = proset.ClassifierModel(
@@ -67,7 +78,7 @@ def main(argv=None) -> int:
     ap.add_argument("--datasets", default=",".join(DATASETS))
     args = ap.parse_args(argv)
     try:
-        import proset  # noqa: F401
+        reference_package()
     except ImportError:
         print("the reference package is missing: .venv/bin/pip install -q proset")
         return 1
