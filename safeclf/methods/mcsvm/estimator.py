@@ -151,8 +151,8 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
         self.classes_ = np.unique(y)
         if self.classes_.size != 2:
             raise ValueError(
-                f"MultiCostSVM is a binary classifier (safe = the larger label, unsafe = the "
-                f"smaller); y has {self.classes_.size} class(es)"
+                f"Only binary classification is supported: MultiCostSVM takes the larger label "
+                f"as safe and the smaller as unsafe; y has {self.classes_.size} class(es)"
             )
         ypm = np.where(y == self.classes_[1], 1.0, -1.0)
         self.tau_ = tau_grid(self.n_tau) if self.tau is None else np.asarray(self.tau, float).ravel()
@@ -162,9 +162,9 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
         self._kernel = Kernel(self.kernel, self.gamma_, self.degree, self.coef0)
         self.solver_ = self._pick_solver(X.shape[1])
         if self.solver_ == "primal":
-            w, b = solve_primal(self._phi(X), ypm, C, self.eta)
+            w, b, its = solve_primal(self._phi(X), ypm, C, self.eta, return_iterations=True)
             self.w_, self.intercepts_ = w, b
-            self.n_iter_ = 0
+            self.n_iter_ = max(its, 1)
             self.support_ = np.arange(0)
         else:
             cache = KernelCache(self._kernel, X, self.cache_size * 2**20)

@@ -44,9 +44,9 @@ def poly_feature_count(d: int, degree: int, coef0: float) -> int:
     return math.comb(d + degree, degree) if coef0 > 0 else math.comb(d + degree - 1, degree)
 
 
-def solve_primal(Phi, y, C, eta) -> tuple[np.ndarray, np.ndarray]:
+def solve_primal(Phi, y, C, eta, return_iterations=False):
     """(MC-SVM) as a QP for Clarabel: z = [w (p), b (m), ξ (m·n, block k first)],
-    rows y_i φ_iᵀw − y_i b_k − ξ_ik ≤ −1 and −ξ_ik ≤ 0."""
+    rows y_i φ_iᵀw − y_i b_k − ξ_ik ≤ −1 and −ξ_ik ≤ 0. Returns (w, b) [, iterations]."""
     import clarabel
 
     Phi = np.asarray(Phi, float)
@@ -73,6 +73,8 @@ def solve_primal(Phi, y, C, eta) -> tuple[np.ndarray, np.ndarray]:
         raise SolverError(f"MC-SVM primal: Clarabel ended with status {status}")
     x = np.asarray(sol.x)
     assert x.size == nx
+    if return_iterations:
+        return x[:p], x[p:p + m], int(sol.iterations)
     return x[:p], x[p:p + m]
 
 

@@ -138,13 +138,15 @@ class GaussianSafeRegion:
 
     # -- sampling and exact rates -------------------------------------------------------------
     def sample(self, n: int, rng, p_safe: float | None = None):
-        """n points from the mixture with prior ``p_safe`` (default p_S): X, y (+1 = S, −1 = U)."""
+        """n points from the mixture with prior ``p_safe`` (default p_S), shuffled: X, y (+1 = S,
+        −1 = U)."""
         p = self.p_safe if p_safe is None else p_safe
         n_s = rng.binomial(n, p)
         X = np.vstack([rng.multivariate_normal(self.mean_safe, self.cov_safe, size=n_s),
                        rng.multivariate_normal(self.mean_unsafe, self.cov_unsafe, size=n - n_s)])
         y = np.r_[np.ones(n_s, int), -np.ones(n - n_s, int)]
-        return X, y
+        perm = rng.permutation(n)
+        return X[perm], y[perm]
 
     def unsafe_in_region_rate(self, n: int = 2_000_000, seed: int = 12345, chunk: int = 500_000):
         """P(x ∈ Φ_ε | U) by Monte Carlo with ``n`` draws: (estimate, standard error)."""
