@@ -30,6 +30,7 @@ check-configs: install
 	done; echo "configs: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
 
 reproduce: install
+	$(BIN)/pip install -q -e ".[dev,bench]"
 	@for f in configs/*.yaml; do echo "== safeclf run $$f --check"; $(BIN)/safeclf run $$f --check || exit 1; done
 	@for f in benchmarks/reproduce_*.py; do [ -e "$$f" ] || continue; echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
