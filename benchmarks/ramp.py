@@ -75,7 +75,7 @@ def main(argv=None):
     try:
         import fairlearn  # noqa: F401
     except ImportError:
-        raise SystemExit("benchmarks/ramp.py needs fairlearn: pip install 'safeclf[bench]'")
+        raise SystemExit("benchmarks/ramp.py needs fairlearn: pip install 'safeclf[bench]'") from None
 
     X, y, g, Xt, yt, gt = _adult(sparse=False)
     print(f"Adult: {X.shape[0]} train × {X.shape[1]} features (dense, minmax), "

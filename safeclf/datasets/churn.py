@@ -2,7 +2,8 @@
 proprietary).
 
 A *deployed* model (logistic regression on ``n_deploy`` rows and a reduced feature set: the
-``deployed_drop`` columns, by default ``native-country`` and ``race``, were not available to it) gives its predictions on every other row
+``deployed_drop`` columns, by default ``native-country`` and ``race``, were not available
+to it) gives its predictions on every other row
 (``rows["baseline"]``, 0/1). The remaining rows form three datasets (``rows["role"]``):
 
 * ``d1`` — labeled and *actively sampled*: drawn with probability proportional to the

@@ -91,7 +91,9 @@ def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None) -> CPResult:
     cuts: list[Cut] = []
     v = np.zeros(m) if v_start is None else np.clip(np.asarray(v_start, float), 0.0, v_max)
     U, L = np.inf, -np.inf
-    for t in range(1, max_iter + 1):
+    t = 0
+    while t < max_iter:
+        t += 1
         upper, lower, grad, payload = evaluate(v)
         cuts.append(Cut(v.copy(), upper, lower, np.asarray(grad, float), payload))
         if m == 0:  # no constraints: z is the SVM's value, one evaluation

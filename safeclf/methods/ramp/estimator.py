@@ -7,9 +7,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from safeclf.errors import DataError, InfeasibleError, SpecError
@@ -85,7 +85,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     }
 
     def __init__(self, constraints=None, kappa=None, target=None, objective="error",
-                 monitor=None, lam=None, fit_intercept=True, intercept_scaling=1.0, max_multiplier=100.0, max_mm_iter=10, mm_tol=1e-3,
+                 monitor=None, lam=None, fit_intercept=True, intercept_scaling=1.0,
+                 max_multiplier=100.0, max_mm_iter=10, mm_tol=1e-3,
                  max_cp_iter=30, tol=1e-4, svm_tol=1e-2, svm_max_iter=5000, inner_solver="auto",
                  feasibility_tol=5e-3, prediction="deterministic", random_state=None):
         self.constraints = constraints

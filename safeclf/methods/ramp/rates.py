@@ -26,7 +26,8 @@ YAML vocabulary (``constraints:`` and ``objective:`` of the ``ramp`` method)::
 ``groups`` names the row with group labels (default ``groups``), ``privileged`` the group B
 (default: the group whose labels are most often positive); ``name`` labels the constraint in
 reports. A ratio constraint without ``kappa`` takes the method's ``kappa`` parameter and a bound
-written ``target`` the method's ``target`` parameter, so a spec can grid over them. Objective terms take ``weight`` and ``count: true`` (the term counts examples,
+written ``target`` the method's ``target`` parameter, so a spec can grid over them.
+Objective terms take ``weight`` and ``count: true`` (the term counts examples,
 divided by the number of training rows, instead of being a rate on its subset).
 """
 

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import LinearSVC
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from safeclf.errors import DataError, SpecError
@@ -67,12 +67,25 @@ class ThresholdedSVM(ClassifierMixin, BaseEstimator):
         need = set(self.train_subset or {})
         return need.union(*(c.rows_needed() for c in rec))
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = True
+        return tags
+
     def fit(self, X, y, **rows):
+        if "sample_weight" in rows:
+            raise TypeError("ThresholdedSVM.fit does not take sample_weight")
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        if type_of_target(y) != "binary" or np.unique(y).size < 2:
-            raise ValueError("ThresholdedSVM needs binary labels with two classes")
+        check_classification_targets(y)
+        y_type = type_of_target(y, input_name="y")
+        if y_type != "binary":
+            raise ValueError(f"Only binary classification is supported. The type of the target "
+                             f"is {y_type}.")
         self.classes_ = np.unique(y)
+        if self.classes_.size < 2:
+            raise ValueError("y has only one class; a binary classifier needs two classes")
         data = FitData(y == self.classes_[1], rows)
         try:
             train = data.mask(self.train_subset, "train_subset")
@@ -100,6 +113,7 @@ class ThresholdedSVM(ClassifierMixin, BaseEstimator):
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def predict(self, X):
+        check_is_fitted(self)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def safeclf_report(self, task) -> Report:

@@ -32,7 +32,10 @@ def group_mean_difference(X, groups, privileged):
     M = g == str(privileged)
     if not M.any() or M.all():
         raise DataError(f"zafar: privileged group '{privileged}' must hold some but not all rows")
-    mean = (lambda mask: np.asarray(X[mask].mean(axis=0)).ravel())
+
+    def mean(mask):
+        return np.asarray(X[mask].mean(axis=0)).ravel()
+
     return mean(M) - mean(~M)
 
 
