@@ -93,7 +93,7 @@ def load_uncertain_synthetic(
                         f"{', '.join(INFORMATION)}, got {information!r}")
     lo_w, hi_w = (float(v) for v in half_width)
     if not 0 < lo_w <= hi_w:
-        raise DataError("uncertain_synthetic: half_width must be [low, high] with "
+        raise DataError("uncertain_synthetic: half_width must be (low, high) with "
                         f"0 < low <= high, got {list(half_width)}")
     if noise == "truncnorm" and not noise_scale > 0:
         raise DataError(f"uncertain_synthetic: noise_scale must be > 0, got {noise_scale}")
