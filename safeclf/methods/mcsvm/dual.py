@@ -243,7 +243,7 @@ def solve_dual(cache, y, C, eta, tol=1e-3, max_iter=100_000, working_set=128,
         vl = (mk[:, None] - Flow).max(axis=0)
         W = np.union1d(_top(vu, q // 2), _top(vl, q - q // 2))
         Krows = cache.rows(W)
-        Kww = Krows[:, W].astype(float)
+        Kww = Krows if W.size == n else Krows[:, W]  # float32, no copy when W is everything
         aW = alpha[:, W].copy()
         FW = F[W].copy()
         smo = _smo_compiled if (accelerate and _smo_compiled is not None) else _smo_subproblem

@@ -76,7 +76,8 @@ class KernelCache:
         return int(self.store.nbytes)
 
     def rows(self, idx: np.ndarray) -> np.ndarray:
-        """K[idx, :] as a (len(idx), n) float32 array (a copy)."""
+        """K[idx, :] as a (len(idx), n) float32 array (a view into the cache when the rows sit
+        in consecutive slots, else a copy); read only."""
         idx = np.asarray(idx, dtype=np.int64)
         if idx.size > self.capacity:  # more rows than the cache holds: compute directly
             self.computed_rows += idx.size
@@ -95,6 +96,8 @@ class KernelCache:
             self.computed_rows += missing.size
             slots = self.slot_of[idx]
         self.last_used[slots] = self.clock
+        if slots.size and np.all(np.diff(slots) == 1):  # consecutive slots: a view, no copy
+            return self.store[slots[0]:slots[0] + slots.size]
         return self.store[slots]
 
     def _allocate(self, k: int, protect: np.ndarray) -> np.ndarray:
