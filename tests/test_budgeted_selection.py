@@ -45,6 +45,9 @@ class _Task:
     BudgetedSelection(classes=[{**LOGREG, "complexity": 1},
                                {**LOGREG, "params": {"C": 0.1}, "complexity": 2, "name": "b"}],
                       procedure="coarse_grid", budget=4, quantum=5, random_state=0),
+    BudgetedSelection(classes=[{"method": "sgd", "params": {"loss": "log_loss"},
+                                "complexity": c, "name": f"sgd{c}"} for c in (1, 2)],
+                      budget=6, quantum=5, random_state=0),
 ])
 def test_sklearn_contract(estimator, check):
     # Every check runs; scikit-learn itself skips check_array_api_input unless SCIPY_ARRAY_API
