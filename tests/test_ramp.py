@@ -116,7 +116,11 @@ def test_infeasible_constraints_raise_one_line_naming_the_constraint():
     msg = str(err.value)
     assert "\n" not in msg and "infeasible" in msg
     assert "'low'" in msg or "'high'" in msg
-    assert "best violation" in msg
+    # coverage cannot be both ≤ 0.2 and ≥ 0.6: the best worst-violation is 0.2 (coverage 0.4)
+    import re
+
+    best = float(re.search(r"best violation reached ([0-9.]+)", msg).group(1))
+    assert 0.2 - 1e-3 <= best <= 0.25
 
 
 @pytest.mark.parametrize("bad,fragment", [

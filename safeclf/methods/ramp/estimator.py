@@ -172,12 +172,15 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
             lam=float(self.lam) if self.lam is not None else 1.0 / n,
             s=float(self.intercept_scaling) if self.fit_intercept else 0.0,
         )
-        best_violation = np.maximum(0.0, prob.values(mm.ramp(np.zeros(n)))[1:] - prob.gamma)
+        # the iterate with the smallest worst violation seen (w = 0 included)
+        best = {"viol": np.maximum(0.0, prob.values(mm.ramp(np.zeros(n)))[1:] - prob.gamma)}
 
         def track(t, res, cp):
             for cut in cp.cuts:
-                viol = prob.values(mm.ramp(prob.z(cut.payload.w, cut.payload.b)))[1:] - prob.gamma
-                np.minimum(best_violation, np.maximum(0.0, viol), out=best_violation)
+                z = prob.z(cut.payload.w, cut.payload.b)
+                viol = np.maximum(0.0, prob.values(mm.ramp(z))[1:] - prob.gamma)
+                if viol.size and viol.max() < best["viol"].max():
+                    best["viol"] = viol
 
         start = time.perf_counter()
         out = mm.solve(prob, v_max=self.max_multiplier, max_mm_iter=self.max_mm_iter,
@@ -201,17 +204,18 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         # infeasible on training data: name the worst constraint and the best violation reached
         viol = prob.values(mm.ramp(z))[1:] - prob.gamma
         if cons and viol.max() > self.feasibility_tol:
-            j = int(np.argmax(viol))
+            final = np.maximum(viol, 0.0)
+            seen = best["viol"] if best["viol"].max() < final.max() else final
+            j = int(np.argmax(seen))
             row = self.constraint_values_[j]
-            best = min(best_violation[j], viol[j])
-            hint = ("" if best > self.feasibility_tol else
+            hint = ("" if seen.max() > self.feasibility_tol else
                     "; an iterate within tolerance was seen, so raise max_multiplier or "
                     "max_mm_iter")
             raise InfeasibleError(
                 f"ramp: constraint '{cons[j].name}' ({cons[j].where}: {cons[j].describe()}) is "
-                f"infeasible on the training data: best violation reached {best:.4g} "
-                f"(randomised value {row['train_randomized']:.4g}, target {row['target']:.4g})"
-                f"{hint}"
+                f"infeasible on the training data: best violation reached {seen[j]:.4g} "
+                f"(final randomised value {row['train_randomized']:.4g}, target "
+                f"{row['target']:.4g}){hint}"
             )
         return self
 
