@@ -55,8 +55,8 @@ def main():
     print(f"MC-SVM fit:               {t_mc:8.3f} s  ({est.support_.size} SVs, {est.n_iter_} outer "
           f"iterations, KKT gap {est.kkt_gap_:.2g})")
     print(f"ratio MC-SVM / SVC:       {t_mc / t_svc:8.2f}   (target ≤ 3; the paper: about m = {args.m})")
-    print(f"peak traced memory (fit): {peak / 2**20:8.1f} MiB (kernel cache {est.cache_bytes_ / 2**20:.1f} MiB, "
-          f"bound {est.cache_size:.0f} MiB)")
+    print(f"peak traced memory (fit): {peak / 2**20:8.1f} MiB "
+          f"(kernel cache {est.cache_bytes_ / 2**20:.1f} MiB, bound {est.cache_size:.0f} MiB)")
 
     scores = rng.normal(size=100_000)
     safe = rng.random(100_000) < 0.5

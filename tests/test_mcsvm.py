@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import binom, multivariate_normal
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from safeclf.data import Part, Task
+from safeclf.data import Task
 from safeclf.datasets.mcsvm import load_gaussian_priors
 from safeclf.errors import DataError, SpecError
 from safeclf.methods.mcsvm import MultiCostSVM, plugin
@@ -131,7 +131,7 @@ def test_quantile_is_exact_minimiser():
         e = 0.95 if bound == "fpr" else 0.05
         y = np.where(safe, 1.0, -1.0)
 
-        def h(b):
+        def h(b, e=e, y=y):
             return 0.5 * np.sum(np.maximum(0, ((1 - 2 * e) * y + 1) * (y * (s - b) + 1)))
 
         grid = np.r_[np.linspace(s.min() - 3, s.max() + 3, 4001), s + 1, s - 1]
@@ -253,8 +253,10 @@ def test_no_calibration_set_is_stated_in_guarantee():
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"tau": [0.2, 1.5]}, r"^methods\[0\]\.params\.tau must be a non-empty list of values in the open interval \(0, 1\), got \[0\.2, 1\.5\]$"),
-    ({"epsilon": 1.5}, r"^methods\[0\]\.params\.epsilon must be a float in the range \(0(\.0)?, 1(\.0)?\), got 1\.5$"),
+    ({"tau": [0.2, 1.5]}, r"^methods\[0\]\.params\.tau must be a non-empty list of values in "
+                          r"the open interval \(0, 1\), got \[0\.2, 1\.5\]$"),
+    ({"epsilon": 1.5}, r"^methods\[0\]\.params\.epsilon must be a float in the range "
+                       r"\(0(\.0)?, 1(\.0)?\), got 1\.5$"),
     ({"delta": 0}, r"^methods\[0\]\.params\.delta must be a float in the range \(0(\.0)?, 1(\.0)?\), got 0$"),
     ({"kernel": "rbf", "solver": "primal"}, r"^methods\[0\]\.params\.solver must be"),
 ])

@@ -133,7 +133,8 @@ def quantile(scores, safe, epsilon, bound: str = "fpr") -> Offset:
         else:
             lo = mid + 1
     b = float(kinks[lo])
-    obj = 0.5 * (np.sum(np.maximum(0.0, 2 * (1 - e) * (ss - b + 1))) + np.sum(np.maximum(0.0, 2 * e * (b - su + 1))))
+    obj = 0.5 * (np.sum(np.maximum(0.0, 2 * (1 - e) * (ss - b + 1)))
+                 + np.sum(np.maximum(0.0, 2 * e * (b - su + 1))))
     what = "false positives (unsafe predicted safe)" if bound == "fpr" else "false negatives"
     return Offset(
         b,

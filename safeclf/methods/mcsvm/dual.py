@@ -232,7 +232,9 @@ def solve_dual(cache, y, C, eta, tol=1e-3, max_iter=100_000, working_set=128,
     q = int(min(max(working_set, 2), n))
     n_pairs = 0
     gap = np.inf
-    for outer in range(1, max_iter + 1):
+    outer = 0
+    while outer < max_iter:
+        outer += 1
         up, low = _masks(alpha, C, pos)
         Fup, Flow, mk, Mk = _block_extremes(F, up, low)
         gap = float(np.max(mk - Mk))

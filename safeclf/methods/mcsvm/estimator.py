@@ -215,7 +215,8 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
         out = np.empty(X.shape[0])
         step = max(1, int(2**25 // max(1, self.support_.size)))
         for start in range(0, X.shape[0], step):
-            out[start:start + step] = self._kernel(X[start:start + step], self.support_vectors_) @ self.dual_coef_
+            Kx = self._kernel(X[start:start + step], self.support_vectors_)
+            out[start:start + step] = Kx @ self.dual_coef_
         return out
 
     def calibrate(self, X_cal=None, y_cal=None, *, scores=None, safe=None, _train=None):
@@ -241,7 +242,8 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
             X_cal = validate_data(self, X_cal, reset=False, dtype=np.float64)
             y_cal = np.asarray(y_cal)
             if y_cal.shape[0] != X_cal.shape[0]:
-                raise DataError(f"calibrate: X_cal has {X_cal.shape[0]} rows but y_cal {y_cal.shape[0]} labels")
+                raise DataError(f"calibrate: X_cal has {X_cal.shape[0]} rows but y_cal "
+                                f"{y_cal.shape[0]} labels")
             unknown = np.setdiff1d(np.unique(y_cal), self.classes_)
             if unknown.size:
                 raise DataError(f"calibrate: y_cal has labels {unknown.tolist()} not seen in training "

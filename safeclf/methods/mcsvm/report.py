@@ -187,7 +187,8 @@ def guarantee_draws(est, task, g):
         "draws_joint_rate_exceed_limit": float(binom.ppf(0.99, D, delta) / D),
         "draws_joint_rate_mean": float(joint.mean()),
         "draws_fpr_mean": float(fpr.mean()),
-        "draws_fpr_mean_limit": float(eps + norm.ppf(0.99) * fpr.std(ddof=1) / np.sqrt(D)) if D > 1 else float("nan"),
+        "draws_fpr_mean_limit": (float(eps + norm.ppf(0.99) * fpr.std(ddof=1) / np.sqrt(D))
+                                 if D > 1 else float("nan")),
         "draws_fpr_exceed": float(np.mean(fpr > eps)),
         "draws_fnr_mean": float(fnr.mean()),
     }

@@ -161,7 +161,8 @@ class GaussianSafeRegion:
         hits, done = 0, 0
         while done < n:
             k = min(chunk, n - done)
-            hits += int(self.contains(rng.multivariate_normal(self.mean_unsafe, self.cov_unsafe, size=k)).sum())
+            draws = rng.multivariate_normal(self.mean_unsafe, self.cov_unsafe, size=k)
+            hits += int(self.contains(draws).sum())
             done += k
         p = hits / n
         return p, float(np.sqrt(max(p * (1 - p), 1.0 / n) / n))
