@@ -81,7 +81,11 @@ class KernelCache:
         idx = np.asarray(idx, dtype=np.int64)
         if idx.size > self.capacity:  # more rows than the cache holds: compute directly
             self.computed_rows += idx.size
-            return self.kernel(self.X[idx], self.X).astype(np.float32)
+            out = np.empty((idx.size, self.X.shape[0]), dtype=np.float32)
+            step = max(1, int(2**23 // max(self.X.shape[0], 1)))
+            for start in range(0, idx.size, step):
+                out[start:start + step] = self.kernel(self.X[idx[start:start + step]], self.X)
+            return out
         self.clock += 1
         slots = self.slot_of[idx]
         missing = idx[slots < 0]
@@ -90,7 +94,10 @@ class KernelCache:
             new_slots = self._allocate(missing.size, protect=slots[slots >= 0])
             old = self.owner[new_slots]
             self.slot_of[old[old >= 0]] = -1
-            self.store[new_slots] = self.kernel(self.X[missing], self.X)
+            step = max(1, int(2**23 // max(self.X.shape[0], 1)))  # ≤ 64 MiB of float64 at once
+            for start in range(0, missing.size, step):
+                rows = missing[start:start + step]
+                self.store[new_slots[start:start + step]] = self.kernel(self.X[rows], self.X)
             self.owner[new_slots] = missing
             self.slot_of[missing] = new_slots
             self.computed_rows += missing.size
