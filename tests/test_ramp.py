@@ -240,3 +240,14 @@ def test_randomized_prediction_is_reproducible():
     est = RampClassifier(prediction="randomized", random_state=0).fit(X, y)
     assert np.array_equal(est.predict(X), est.predict(X))
     assert set(np.unique(est.predict(X))) <= {0, 1}
+
+
+def test_an_inactive_constraint_gets_a_zero_multiplier():
+    X, y, rows = _data()
+    free = RampClassifier().fit(X, y)
+    loose = float(np.mean(free.predict_proba(X)[:, 1])) + 0.1  # coverage bound above the free fit
+    est = _fit([{"rate": "coverage", "max": min(loose, 1.0)}], rows, X, y)
+    # the final convex step has the constraint slack, so its multiplier is exactly 0 (the path
+    # may differ from the free fit's: early majorisers can make the bound active)
+    assert est.multipliers_[0] == 0.0
+    assert est.constraint_values_[0]["slack_randomized"] > 0

@@ -118,6 +118,8 @@ def _one_d_next(cuts, v_max, v_kelley):
     """The 1-D search: keep the bracket [lo, hi] with g(lo) > 0 > g(hi)."""
     lo = max([c.v[0] for c in cuts if c.grad[0] > 0], default=0.0)
     neg = [c.v[0] for c in cuts if c.grad[0] < 0]
+    if lo == 0.0 and not any(c.v[0] == 0.0 for c in cuts):
+        return np.array([0.0])  # a warm start with g < 0: is the constraint inactive (v = 0)?
     if not neg:  # not bracketed yet: grow geometrically from the largest point tried
         return np.array([min(v_max, max(4.0 * lo, 1.0))])
     hi = min(neg)
