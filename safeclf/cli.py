@@ -48,17 +48,19 @@ def _console(stderr: bool = False):
 
 def _fail(exc: BaseException) -> None:
     """Print one line for ``exc`` and exit; a traceback only with ``--debug``."""
+    from rich.markup import escape
+
     from safeclf.errors import SafeclfError
 
     if _state["debug"]:
         raise exc
     err = _console(stderr=True)
     if isinstance(exc, SafeclfError):
-        err.print(f"[bold red]error:[/] {exc}", markup=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(exc.exit_code)
-    message = " ".join(str(exc).split())
+    message = escape(" ".join(str(exc).split()))
     err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {message} "
-              "(run with --debug for the traceback)", markup=True)
+              "(run with --debug for the traceback)")
     raise typer.Exit(1)
 
 

@@ -5,6 +5,13 @@ from __future__ import annotations
 from collections import Counter
 
 
+def _cells(*values):
+    """Table cells as plain text: user values (parameters, errors) are never rich markup."""
+    from rich.text import Text
+
+    return [v if not isinstance(v, str) else Text(v) for v in values]
+
+
 def _table(title: str, columns: list[str]):
     from rich.table import Table
 
@@ -18,7 +25,7 @@ def print_jobs(console, jobs) -> None:
     counts = Counter((j.dataset, j.method) for j in jobs)
     table = _table(f"{len(jobs)} jobs (dry run: nothing was run)", ["dataset", "method", "jobs"])
     for (d, m), n in counts.items():
-        table.add_row(d, m, str(n))
+        table.add_row(*_cells(d, m, str(n)))
     console.print(table)
 
 
@@ -32,17 +39,20 @@ def print_outcome(console, outcome) -> None:
         import pandas as pd
 
         frame = pd.read_parquet(run_dir / "metrics.parquet")
-        metrics = [c for c in frame.columns if c.startswith("test_")][:6]
+        metrics = [c for c in outcome.shown_metrics if c in frame.columns][:6]
         summary = summary_table(frame, metrics)
         table = _table("Summary (mean ± std over seeds)", list(summary.columns))
         for row in summary.itertuples(index=False):
-            table.add_row(*[str(v) for v in row])
+            table.add_row(*_cells(*[str(v) for v in row]))
         console.print(table)
     failures = [r for r in outcome.results if r["status"] != "ok"]
     if failures:
+        from rich.markup import escape
+
         console.print(f"[bold red]{len(failures)} job(s) failed[/]:")
         for r in failures[:10]:
-            console.print(f"  {r['dataset']} / {r['method']} {r['params']} seed {r['seed']}: {r['error']}")
+            console.print(escape(f"  {r['dataset']} / {r['method']} {r['params']} seed {r['seed']}: "
+                                 f"{r['error']}"))
         if len(failures) > 10:
             console.print(f"  ... and {len(failures) - 10} more (see run.log)")
     if outcome.expectations:
@@ -50,12 +60,14 @@ def print_outcome(console, outcome) -> None:
         for v in outcome.expectations:
             style = "green" if v["verdict"] == "pass" else "bold red"
             measured = "nan" if v["measured"] != v["measured"] else f"{v['measured']:.4g}"
-            verdict = f"[{style}]{v['verdict']}[/]" + (f" ({v['why']})" if v["why"] else "")
-            table.add_row(v["expectation"], v["group"], measured, v["condition"], verdict)
+            from rich.text import Text
+
+            verdict = Text(v["verdict"], style=style) + Text(f" ({v['why']})" if v["why"] else "")
+            table.add_row(*_cells(v["expectation"], v["group"], measured, v["condition"]), verdict)
         console.print(table)
         met = sum(v["verdict"] == "pass" for v in outcome.expectations)
         console.print(f"expectations met: {met}/{len(outcome.expectations)}")
-    console.print(f"run folder: [bold]{run_dir}[/]")
+    console.print("run folder:", _cells(str(run_dir))[0])
 
 
 def print_methods(console) -> None:
@@ -66,10 +78,10 @@ def print_methods(console) -> None:
         try:
             plugin = registry.get_method(name)
         except Exception as exc:  # a broken third-party plugin must not hide the others
-            table.add_row(name, f"[red]cannot load: {type(exc).__name__}: {exc}[/]", "", "")
+            table.add_row(*_cells(name, f"cannot load: {type(exc).__name__}: {exc}", "", ""))
             continue
         params = ", ".join(f"{k}={v!r}" for k, v in plugin.defaults().items())
-        table.add_row(name, plugin.summary, ", ".join(plugin.needs) or "-", params)
+        table.add_row(*_cells(name, plugin.summary, ", ".join(plugin.needs) or "-", params))
     console.print(table)
 
 
@@ -81,8 +93,8 @@ def print_datasets(console) -> None:
         try:
             plugin = registry.get_dataset(name)
         except Exception as exc:
-            table.add_row(name, f"[red]cannot load: {type(exc).__name__}: {exc}[/]", "", "")
+            table.add_row(*_cells(name, f"cannot load: {type(exc).__name__}: {exc}", "", ""))
             continue
         params = ", ".join(f"{k}={v!r}" for k, v in plugin.defaults().items())
-        table.add_row(name, plugin.summary, ", ".join(plugin.provides) or "-", params)
+        table.add_row(*_cells(name, plugin.summary, ", ".join(plugin.provides) or "-", params))
     console.print(table)

@@ -42,6 +42,7 @@ class Outcome:
     failed: int
     expectations: list[dict]
     exit_code: int
+    shown_metrics: list[str] = field(default_factory=list)
 
 
 def resolve(spec_path: str | Path | None, opts: Options) -> Spec:
@@ -185,8 +186,7 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path) -> tuple[list[dict], list
         if r is not None:
             results.append(r)
     frame = runs.results_table(results)
-    shown = [f"test_{m}" for m in spec.metrics]
-    runs.write_tables(run_dir, frame, [c for c in shown if c in frame.columns] or None)
+    runs.write_tables(run_dir, frame, None)
     problems = plots.write_plots(spec, frame, {r["id"]: r.get("details") or {} for r in results},
                                  run_dir / "plots")
     verdicts = expect.evaluate(spec, frame) if spec.expect else []
@@ -226,7 +226,8 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
     runs.write_json(run_dir / "manifest.json", manifest)
     unmet = sum(v["verdict"] != "pass" for v in verdicts)
     code = 1 if failed or (opts.check and unmet) else 0
-    return Outcome(run_dir, jobs, results, failed, verdicts, code)
+    return Outcome(run_dir, jobs, results, failed, verdicts, code,
+                   [f"test_{m}" for m in spec.metrics])
 
 
 def _read_manifest(run_dir: Path) -> dict:

@@ -182,11 +182,12 @@ def summary_table(frame, metrics: list[str] | None = None):
         return pd.DataFrame()
     metrics = metrics or metric_columns(frame)
     keys = ["dataset", "method", "params"]
+    varying = {m: _varying_keys(g["params"]) for m, g in frame.groupby("method", sort=False)}
     out = []
     for key, group in frame.groupby(keys, sort=False, dropna=False):
         ok = group[group.status == "ok"]
         row = dict(zip(keys, key))
-        row["params"] = _short_params(row["params"])
+        row["params"] = _short_params(row["params"], varying[row["method"]])
         row["jobs"] = f"{len(ok)}/{len(group)}"
         for m in metrics:
             values = pd.to_numeric(ok[m], errors="coerce").dropna() if m in ok else []
@@ -195,9 +196,23 @@ def summary_table(frame, metrics: list[str] | None = None):
     return pd.DataFrame(out)
 
 
-def _short_params(params_json: str) -> str:
+def _varying_keys(params_column) -> list[str]:
+    """Parameter names whose value differs between the rows of one method."""
+    dicts = [json.loads(p) for p in params_column.unique()]
+    keys = dict.fromkeys(k for d in dicts for k in d)
+    return [k for k in keys if len({json.dumps(d.get(k), sort_keys=True) for d in dicts}) > 1]
+
+
+def _short_params(params_json: str, keys: list[str], width: int = 40) -> str:
+    """``k=v`` for the parameters that vary within the method, long values shortened (the
+    full parameters are in metrics.csv)."""
     params = json.loads(params_json)
-    return ", ".join(f"{k}={v}" for k, v in params.items()) if params else "-"
+    shown = []
+    for k in keys:
+        text = json.dumps(params.get(k), default=str) if not isinstance(params.get(k), str) \
+            else params[k]
+        shown.append(f"{k}={text if len(text) <= width else text[:width - 1] + '…'}")
+    return ", ".join(shown) or "-"
 
 
 def _mean_std(values) -> str:

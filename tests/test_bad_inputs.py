@@ -138,3 +138,11 @@ def test_debug_shows_traceback(tmp_path):
     result = CliRunner().invoke(app, ["--debug", "run", str(spec), "--out", str(tmp_path / "r")])
     assert result.exit_code != 0
     assert result.exception is not None and "unknown method" in str(result.exception)
+
+
+def test_messages_are_printed_verbatim_not_as_markup(cli, tmp_path):
+    """Square brackets in a message (an extra's name, a list) must reach the user intact."""
+    missing = tmp_path / "spec[bench].yaml"
+    result = cli("run", missing)
+    assert result.exit_code == 2
+    assert f"spec file '{missing}' does not exist" in " ".join(result.stderr.split())
