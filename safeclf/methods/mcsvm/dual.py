@@ -243,7 +243,10 @@ def solve_dual(cache, y, C, eta, tol=1e-3, max_iter=100_000, working_set=128,
         # the q/2 points most violating from above and the q/2 most violating from below
         vu = (Fup - Mk[:, None]).max(axis=0)
         vl = (mk[:, None] - Flow).max(axis=0)
-        W = np.union1d(_top(vu, q // 2), _top(vl, q - q // 2))
+        if q >= n:  # the cache holds every row: the subproblem is the whole problem
+            W = np.arange(n)
+        else:
+            W = np.union1d(_top(vu, q // 2), _top(vl, q - q // 2))
         Krows = cache.rows(W)
         Kww = Krows if W.size == n else Krows[:, W]  # float32, no copy when W is everything
         aW = alpha[:, W].copy()

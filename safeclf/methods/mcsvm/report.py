@@ -114,6 +114,7 @@ def exact_region(est, task, g):
         "exact_region_fpr_se": se,
         "test_exact_region_fpr": emp,
         "test_exact_region_fpr_z": float(abs(emp - true_fpr) / sampling_se),
+        "test_exact_region_fnr": float(np.mean(~inside[~unsafe])) if (~unsafe).any() else float("nan"),
         "test_exact_region_unsafe_share": float(np.mean(unsafe[inside])) if inside.any() else 0.0,
         "test_exact_region_share": float(np.mean(inside)),
         "exact_region_rho": region.rho,
