@@ -50,59 +50,59 @@ def _block_extremes(F, up, low):
 
 
 def _smo_subproblem(a, C, pos, F, K, kdiag, eta, tol, max_pairs):
-    """SMO on a small problem, in place on ``a`` (m, q) and ``F`` (q,).
+    """SMO on a small problem, in place on ``a`` (m, q) and ``F`` (q,), with numpy steps.
 
-    Each step takes the block with the largest gap max_{I_up(k)} F − min_{I_low(k)} F (the
-    maximal violating pair over all blocks), i = argmax_{I_up(k)} F, and j by the second-order
-    rule within that block. Stops when every gap is ≤ ``tol``. Returns the number of updates.
+    Blocks are visited cyclically, one pair per visit: i = argmax_{I_up(k)} F, j by the
+    second-order rule within block k. The objective depends on ᾱ only, so the step along (i, j)
+    is split over every block where i ∈ I_up and j ∈ I_low (the visited block first, then by
+    their last gap); each block keeps Σ_i y_i α_ik = 0. Stops when m consecutive blocks are
+    within ``tol``. Returns the number of pair updates.
     """
-    pairs = 0
-    up, low = _masks(a, C, pos)
+    m = a.shape[0]
+    gaps = np.full(m, np.inf)
+    pairs, k, calm = 0, m - 1, 0
     while pairs < max_pairs:
-        Fu = np.where(up, F, -np.inf)
-        iu = Fu.argmax(axis=1)
-        mk = Fu[np.arange(a.shape[0]), iu]
-        Mk = np.where(low, F, np.inf).min(axis=1)
-        gaps = mk - Mk
-        k = int(gaps.argmax())
+        k = (k + 1) % m
+        ak, ck = a[k], C[k]
+        Fu = np.where(np.where(pos, ak < ck, ak > 0), F, -np.inf)
+        i = int(Fu.argmax())
+        lowk = np.where(pos, ak > 0, ak < ck)
+        Fi = Fu[i]
+        gaps[k] = Fi - np.where(lowk, F, np.inf).min()
         if gaps[k] <= tol:
-            break
-        i = int(iu[k])
-        lowk = low[k]
-        diff = mk[k] - F
-        ok = lowk & (diff > 0)
+            calm += 1
+            if calm >= m:
+                break
+            continue
+        calm = 0
+        diff = Fi - F
         curv = eta * (kdiag[i] + kdiag - 2.0 * K[i])
         np.maximum(curv, 1e-12, out=curv)
-        score = np.where(ok, diff * diff / curv, -1.0)
-        j = int(score.argmax())
-        # The objective depends on ᾱ only, so the step t along (i, j) may be split over every
-        # block where i ∈ I_up and j ∈ I_low: each block keeps Σ_i y_i α_ik = 0.
-        cap_i = np.where(up[:, i], C[:, i] - a[:, i] if pos[i] else a[:, i], 0.0)
-        cap_j = np.where(low[:, j], a[:, j] if pos[j] else C[:, j] - a[:, j], 0.0)
+        j = int(np.where(lowk & (diff > 0), diff * diff / curv, -1.0).argmax())
+        ai, ci, aj, cj = a[:, i], C[:, i], a[:, j], C[:, j]
+        cap_i = np.where(ai < ci, ci - ai, 0.0) if pos[i] else ai.copy()
+        cap_j = aj.copy() if pos[j] else np.where(aj < cj, cj - aj, 0.0)
         cap = np.minimum(cap_i, cap_j)
-        order = np.argsort(-gaps)
+        order = np.argsort(-np.where(np.arange(m) == k, np.inf, gaps))
         csum = np.cumsum(cap[order])
         t = min(diff[j] / curv[j], csum[-1])
-        take = np.zeros_like(cap)
+        if t <= 0.0:
+            break
+        take = np.zeros(m)
         take[order] = np.minimum(cap[order], np.maximum(t - (csum - cap[order]), 0.0))
-        full = take >= cap  # capped blocks land exactly on a bound
-        ai_new = a[:, i] + (take if pos[i] else -take)
-        aj_new = a[:, j] - (take if pos[j] else -take)
-        a[:, i] = np.where(full & (cap == cap_i), C[:, i] if pos[i] else 0.0, ai_new)
-        a[:, j] = np.where(full & (cap == cap_j), 0.0 if pos[j] else C[:, j], aj_new)
-        for r in (i, j):
-            up[:, r] = a[:, r] < C[:, r] if pos[r] else a[:, r] > 0
-            low[:, r] = a[:, r] > 0 if pos[r] else a[:, r] < C[:, r]
+        full = (take >= cap) & (take > 0)  # capped blocks land exactly on a bound
+        ai_new = ai + (take if pos[i] else -take)
+        aj_new = aj - (take if pos[j] else -take)
+        a[:, i] = np.where(full & (cap == cap_i), ci if pos[i] else 0.0, ai_new)
+        a[:, j] = np.where(full & (cap == cap_j), 0.0 if pos[j] else cj, aj_new)
         F -= (eta * t) * (K[i] - K[j])
         pairs += 1
     return pairs
 
 
 def _smo_loops(a, C, pos, F, K, kdiag, eta, tol, max_pairs):  # pragma: no cover - compiled
-    """SMO on the subproblem as scalar loops, for numba: the same pair rule and step split as
-    :func:`_smo_subproblem`, but visiting the blocks cyclically (one pair per visit, O(q) work)
-    instead of scanning all blocks for the largest gap (O(m·q)); stops after m consecutive
-    blocks within ``tol``."""
+    """:func:`_smo_subproblem` as scalar loops, for numba (the same visits, pair rule and step
+    split)."""
     m, q = a.shape
     mk = np.zeros(m)
     Mk = np.zeros(m)

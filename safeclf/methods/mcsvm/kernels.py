@@ -82,7 +82,7 @@ class KernelCache:
         if idx.size > self.capacity:  # more rows than the cache holds: compute directly
             self.computed_rows += idx.size
             out = np.empty((idx.size, self.X.shape[0]), dtype=np.float32)
-            step = max(1, int(2**23 // max(self.X.shape[0], 1)))
+            step = max(1, int(2**21 // max(self.X.shape[0], 1)))
             for start in range(0, idx.size, step):
                 out[start:start + step] = self.kernel(self.X[idx[start:start + step]], self.X)
             return out
@@ -94,7 +94,7 @@ class KernelCache:
             new_slots = self._allocate(missing.size, protect=slots[slots >= 0])
             old = self.owner[new_slots]
             self.slot_of[old[old >= 0]] = -1
-            step = max(1, int(2**23 // max(self.X.shape[0], 1)))  # ≤ 64 MiB of float64 at once
+            step = max(1, int(2**21 // max(self.X.shape[0], 1)))  # ≤ 16 MiB of float64 at once
             for start in range(0, missing.size, step):
                 rows = missing[start:start + step]
                 self.store[new_slots[start:start + step]] = self.kernel(self.X[rows], self.X)
