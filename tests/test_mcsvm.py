@@ -179,24 +179,6 @@ def test_dual_solver_reaches_the_qp_optimum():
     np.testing.assert_allclose(sol.alpha @ y, 0, atol=1e-9)
 
 
-def test_compiled_smo_loops_match_numpy_steps():
-    # the scalar-loop SMO (compiled by numba when installed) run here as plain Python
-    from safeclf.methods.mcsvm.dual import _smo_loops, _smo_subproblem
-
-    X, y, C = _toy(n=40, seed=3)
-    K = Kernel("rbf", gamma=0.5)(X, X)
-    kd = np.ones(len(y))
-    out = []
-    for fn in (_smo_loops, _smo_subproblem):
-        a, F = np.zeros(C.shape), y.astype(float).copy()
-        assert fn(a, C, y > 0, F, K, kd, 0.8, 1e-8, 100_000) > 0
-        v = y * a.sum(0)
-        out.append(0.4 * v @ K @ v - a.sum())
-        np.testing.assert_allclose(a @ y, 0, atol=1e-10)
-        assert np.all((a >= 0) & (a <= C))
-    assert out[0] == pytest.approx(out[1], rel=1e-7)
-
-
 def test_primal_fast_path_equals_cvxpy_model_and_dual():
     X, y, C = _toy(seed=1)
     Phi = poly_feature_map(X, 2, 0.5, 1.0)

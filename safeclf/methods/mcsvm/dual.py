@@ -14,8 +14,11 @@ lies between the two (b_k = F_i for any free α_ik).
 
 Decomposition: each outer iteration picks the q points that violate these conditions most in any
 block, fetches their kernel rows once from the shared :class:`KernelCache`, solves the
-subproblem in those q·m variables with SMO (pairs within one block, second-order pair
-selection, LIBSVM's WSS2), and updates F with one matrix-vector product.
+subproblem in those q·m variables with SMO (blocks visited cyclically, pairs within a block by
+LIBSVM's second-order rule WSS2, the step split over every block where the pair is feasible),
+and updates F with one matrix-vector product. When the cache holds every row (n² float32 within
+``cache_size``) the subproblem is the whole problem and the outer loop only confirms the KKT
+conditions on the full F.
 """
 
 from __future__ import annotations
@@ -100,113 +103,6 @@ def _smo_subproblem(a, C, pos, F, K, kdiag, eta, tol, max_pairs):
     return pairs
 
 
-def _smo_loops(a, C, pos, F, K, kdiag, eta, tol, max_pairs):  # pragma: no cover - compiled
-    """:func:`_smo_subproblem` as scalar loops, for numba (the same visits, pair rule and step
-    split)."""
-    m, q = a.shape
-    mk = np.zeros(m)
-    Mk = np.zeros(m)
-    ik = np.empty(m, dtype=np.int64)
-    take = np.empty(m)
-    cap = np.empty(m)
-    pairs = 0
-    k = m - 1
-    calm = 0  # consecutive blocks found within tolerance
-    while pairs < max_pairs:
-        # cyclic over blocks, one pair per visit: O(q) per step instead of O(m·q)
-        k = (k + 1) % m
-        mx, mn, ix = -np.inf, np.inf, -1
-        for t in range(q):
-            at, ct, ft = a[k, t], C[k, t], F[t]
-            if pos[t]:
-                u, lo = at < ct, at > 0.0
-            else:
-                u, lo = at > 0.0, at < ct
-            if u and ft > mx:
-                mx, ix = ft, t
-            if lo and ft < mn:
-                mn = ft
-        mk[k], Mk[k], ik[k] = mx, mn, ix
-        if mx - mn <= tol:
-            calm += 1
-            if calm >= m:
-                break
-            continue
-        calm = 0
-        i = ik[k]
-        Fi = mk[k]
-        j, best_score = -1, -1.0
-        for t in range(q):
-            diff = Fi - F[t]
-            if diff <= 0.0:
-                continue
-            at, ct = a[k, t], C[k, t]
-            lo = at > 0.0 if pos[t] else at < ct
-            if not lo:
-                continue
-            curv = eta * (kdiag[i] + kdiag[t] - 2.0 * K[i, t])
-            if curv < 1e-12:
-                curv = 1e-12
-            sc = diff * diff / curv
-            if sc > best_score:
-                best_score, j = sc, t
-        curv = eta * (kdiag[i] + kdiag[j] - 2.0 * K[i, j])
-        if curv < 1e-12:
-            curv = 1e-12
-        t_star = (Fi - F[j]) / curv
-        # split the step over every block where i ∈ I_up and j ∈ I_low, most violated first
-        total = 0.0
-        for b in range(m):
-            ai, ci, aj, cj = a[b, i], C[b, i], a[b, j], C[b, j]
-            ci_cap = (ci - ai if ai < ci else 0.0) if pos[i] else (ai if ai > 0.0 else 0.0)
-            cj_cap = (aj if aj > 0.0 else 0.0) if pos[j] else (cj - aj if aj < cj else 0.0)
-            cap[b] = min(ci_cap, cj_cap)
-            take[b] = 0.0
-        remaining = t_star
-        gaps = mk - Mk
-        gaps[k] = np.inf  # the visited block first, then the others by their last gap
-        order = np.argsort(-gaps)
-        for r in range(m):
-            b = order[r]
-            if remaining <= 0.0:
-                break
-            tb = min(cap[b], remaining)
-            if tb <= 0.0:
-                continue
-            take[b] = tb
-            remaining -= tb
-            total += tb
-            if tb == cap[b]:  # capped: land exactly on the bound that capped it
-                ai_cap = C[b, i] - a[b, i] if pos[i] else a[b, i]
-                if tb == ai_cap:
-                    a[b, i] = C[b, i] if pos[i] else 0.0
-                else:
-                    a[b, i] += tb if pos[i] else -tb
-                aj_cap = a[b, j] if pos[j] else C[b, j] - a[b, j]
-                if tb == aj_cap:
-                    a[b, j] = 0.0 if pos[j] else C[b, j]
-                else:
-                    a[b, j] -= tb if pos[j] else -tb
-            else:
-                a[b, i] += tb if pos[i] else -tb
-                a[b, j] -= tb if pos[j] else -tb
-        if total <= 0.0:
-            break
-        c = eta * total
-        for t in range(q):
-            F[t] -= c * (K[i, t] - K[j, t])
-        pairs += 1
-    return pairs
-
-
-try:  # optional: numba compiles the loops (about 100× faster than the numpy steps)
-    import numba as _numba
-
-    _smo_compiled = _numba.njit(cache=True, nogil=True)(_smo_loops)
-except ImportError:  # pragma: no cover - depends on the environment
-    _smo_compiled = None
-
-
 def _top(v, k):
     """Indices of the (at most) k largest positive finite entries of v."""
     if k < v.size:
@@ -216,13 +112,11 @@ def _top(v, k):
     return idx[np.isfinite(v[idx]) & (v[idx] > 0)]
 
 
-def solve_dual(cache, y, C, eta, tol=1e-3, max_iter=100_000, working_set=128,
-               accelerate=True) -> DualSolution:
+def solve_dual(cache, y, C, eta, tol=1e-3, max_iter=100_000, working_set=128) -> DualSolution:
     """Solve (22) for labels ``y`` in {−1, +1} (n,), box bounds ``C`` (m, n), η > 0.
 
     ``cache`` is a :class:`~safeclf.methods.mcsvm.kernels.KernelCache` over the training points.
     ``max_iter`` bounds the outer iterations; reaching it raises :class:`SolverError`.
-    ``accelerate`` uses the numba-compiled SMO steps when numba is installed.
     """
     y = np.asarray(y, dtype=float)
     m, n = C.shape
@@ -251,8 +145,7 @@ def solve_dual(cache, y, C, eta, tol=1e-3, max_iter=100_000, working_set=128,
         Kww = Krows if W.size == n else Krows[:, W]  # float32, no copy when W is everything
         aW = alpha[:, W].copy()
         FW = F[W].copy()
-        smo = _smo_compiled if (accelerate and _smo_compiled is not None) else _smo_subproblem
-        pairs = smo(aW, np.ascontiguousarray(C[:, W]), pos[W], FW, Kww, cache.diag[W], eta, tol,
+        pairs = _smo_subproblem(aW, np.ascontiguousarray(C[:, W]), pos[W], FW, Kww, cache.diag[W], eta, tol,
                     50 * W.size * m)
         if pairs == 0:
             raise SolverError(f"MC-SVM dual solver made no progress at KKT gap {gap:.3g}")
