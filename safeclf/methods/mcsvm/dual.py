@@ -63,13 +63,17 @@ def _smo_subproblem(a, C, pos, F, K, kdiag, eta, tol, max_pairs):
     """
     m = a.shape[0]
     gaps = np.full(m, np.inf)
+    # I_up(k) = {y_t α_tk < UB_tk}, I_low(k) = {y_t α_tk > LB_tk} (cheaper than boolean where)
+    sgn = np.where(pos, 1.0, -1.0)
+    UB = np.where(pos, C, 0.0)
+    LB = np.where(pos, 0.0, -C)
     pairs, k, calm = 0, m - 1, 0
     while pairs < max_pairs:
         k = (k + 1) % m
-        ak, ck = a[k], C[k]
-        Fu = np.where(np.where(pos, ak < ck, ak > 0), F, -np.inf)
+        sa = sgn * a[k]
+        Fu = np.where(sa < UB[k], F, -np.inf)
         i = int(Fu.argmax())
-        lowk = np.where(pos, ak > 0, ak < ck)
+        lowk = sa > LB[k]
         Fi = Fu[i]
         gaps[k] = Fi - np.where(lowk, F, np.inf).min()
         if gaps[k] <= tol:
@@ -79,9 +83,13 @@ def _smo_subproblem(a, C, pos, F, K, kdiag, eta, tol, max_pairs):
             continue
         calm = 0
         diff = Fi - F
-        curv = eta * (kdiag[i] + kdiag - 2.0 * K[i])
+        curv = (kdiag[i] + kdiag) - 2.0 * K[i]
+        curv *= eta
         np.maximum(curv, 1e-12, out=curv)
-        j = int(np.where(lowk & (diff > 0), diff * diff / curv, -1.0).argmax())
+        score = diff * diff
+        score /= curv
+        score[~(lowk & (diff > 0))] = -1.0
+        j = int(score.argmax())
         ai, ci, aj, cj = a[:, i], C[:, i], a[:, j], C[:, j]
         cap_i = np.where(ai < ci, ci - ai, 0.0) if pos[i] else ai.copy()
         cap_j = aj.copy() if pos[j] else np.where(aj < cj, cj - aj, 0.0)
