@@ -207,6 +207,8 @@ def test_small_kernel_cache_gives_same_model():
 @parametrize_with_checks([MultiCostSVM(calibration="quantile"),
                           MultiCostSVM(kernel="rbf", calibration="conformal", n_tau=3)])
 def test_sklearn_estimator_checks(estimator, check):
+    # scikit-learn itself skips its array-API checks (check_array_api_input_*) unless the
+    # environment variable SCIPY_ARRAY_API is set; every other check runs.
     import warnings
 
     with warnings.catch_warnings():
