@@ -112,11 +112,16 @@ class MethodPlugin:
             params["random_state"] = random_state
         return self.estimator(**params)
 
+    def needs_for(self, params: Mapping[str, Any]) -> tuple[str, ...]:
+        """What a model with these parameters needs; override when it depends on them (a
+        model without calibration needs no calibration split). Default: :attr:`needs`."""
+        return tuple(self.needs)
+
     # -- fitting and reporting -------------------------------------------------------------
-    def fit_params(self, task) -> dict[str, Any]:
-        """The ``fit`` keywords for what this plugin needs, taken from ``task``."""
+    def fit_params(self, task, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The ``fit`` keywords for what a model with ``params`` needs, taken from ``task``."""
         out: dict[str, Any] = {}
-        for need in self.needs:
+        for need in (self.needs if params is None else self.needs_for(params)):
             if need == CALIBRATION:
                 if task.cal is None:
                     raise DataError(
@@ -135,7 +140,8 @@ class MethodPlugin:
 
     def fit(self, estimator, task):
         """Fit ``estimator`` on ``task.train`` with the keywords this plugin needs."""
-        return estimator.fit(task.train.X, task.train.y, **self.fit_params(task))
+        params = estimator.get_params(deep=False)
+        return estimator.fit(task.train.X, task.train.y, **self.fit_params(task, params))
 
     def report(self, estimator, task) -> Report:
         """Method-specific metrics and details; override in a subclass. The default asks the

@@ -79,6 +79,7 @@ def preflight(spec: Spec) -> None:
     from safeclf import registry
     from safeclf.jobs import load_dataset
     from safeclf.plugin import CALIBRATION
+    from safeclf.spec import grid_points
 
     for i, d in enumerate(spec.datasets):
         try:
@@ -89,8 +90,12 @@ def preflight(spec: Spec) -> None:
             raise SpecError(f"datasets[{i}].split.predefined: dataset '{d.dataset}' has no "
                             "predefined split; use test or folds")
         for j, m in enumerate(spec.methods):
+            if not spec.runs_on(j, i):
+                continue
             plugin = registry.get_method(m.method)
-            for need in plugin.needs:
+            needs = dict.fromkeys(n for point in grid_points(m.params, f"methods[{j}].params")
+                                  for n in plugin.needs_for(point))
+            for need in needs:
                 if need == CALIBRATION and not d.split.calibration:
                     raise SpecError(
                         f"methods[{j}] ({spec.method_label(j)}) needs a calibration set: set "

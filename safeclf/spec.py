@@ -67,6 +67,7 @@ class MethodEntry(_Strict):
     name: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     preprocess: Preprocess | None = None
+    datasets: list[str] | None = Field(None, min_length=1)
 
 
 class PlotEntry(BaseModel):
@@ -155,6 +156,12 @@ class Spec(_Strict):
 
     def method_label(self, i: int) -> str:
         return self.methods[i].name or self.methods[i].method
+
+    def runs_on(self, method_index: int, dataset_index: int) -> bool:
+        """Whether method ``method_index`` runs on dataset ``dataset_index`` (a method entry's
+        ``datasets`` lists the labels it is restricted to)."""
+        only = self.methods[method_index].datasets
+        return only is None or self.dataset_label(dataset_index) in only
 
     def resolved(self) -> dict[str, Any]:
         """The spec as plain data with labels and defaults filled in (written to the run)."""
@@ -379,6 +386,12 @@ def check(spec: Spec) -> None:
                     "give one of them a distinct 'name'"
                 )
             seen[label] = i
+    dataset_labels = [spec.dataset_label(i) for i in range(len(spec.datasets))]
+    for i, m in enumerate(spec.methods):
+        for k, label in enumerate(m.datasets or []):
+            if label not in dataset_labels:
+                raise SpecError(f"methods[{i}].datasets[{k}]: no dataset labelled '{label}'"
+                                f"{closest(label, dataset_labels)}")
     if len(set(spec.seeds)) != len(spec.seeds):
         raise SpecError(f"seeds has duplicates: {spec.seeds}")
     for i, d in enumerate(spec.datasets):
@@ -435,6 +448,8 @@ def expand(spec: Spec) -> list[Job]:
         for seed in spec.seeds:
             for fold in folds:
                 for mi, m in enumerate(spec.methods):
+                    if not spec.runs_on(mi, di):
+                        continue
                     mkey = dict(m.model_dump(mode="json", exclude={"params"}),
                                 name=spec.method_label(mi))
                     for point in grid_points(m.params, f"methods[{mi}].params"):

@@ -108,3 +108,40 @@ def test_schema_lists_the_top_level_fields(cli):
     assert result.exit_code == 0
     schema = json.loads(result.output)
     assert {"name", "datasets", "methods", "seeds", "expect", "profiles"} <= set(schema["properties"])
+
+
+def test_method_restricted_to_some_datasets(write_spec):
+    path = write_spec("""
+        name: x
+        seeds: 2
+        datasets: [{dataset: iris}, {dataset: wine}]
+        methods:
+          - {method: svm, datasets: [wine]}
+          - {method: logreg}
+        """)
+    jobs = expand(load_spec(path))
+    assert sorted((j.dataset, j.method) for j in jobs if j.seed == 0) == [
+        ("iris", "logreg"), ("wine", "logreg"), ("wine", "svm")]
+    bad = write_spec(path.read_text().replace("datasets: [wine]}", "datasets: [wien]}"), "bad.yaml")
+    with pytest.raises(SpecError, match=r"methods\[0\].datasets\[0\]: no dataset labelled 'wien' "
+                                        r"\(did you mean 'wine'\?\)"):
+        load_spec(bad)
+
+
+def test_needs_may_depend_on_parameters(write_spec, tmp_path):
+    """A plugin's needs_for(params) decides what the preflight demands."""
+    from safeclf import registry
+    from safeclf.errors import SpecError as Err
+    from safeclf.runner import preflight
+
+    plugin = registry.get_method("mcsvm")
+    assert plugin.needs_for({"calibration": "none"}) == ()
+    assert plugin.needs_for({}) == ("calibration",)
+    base = """
+        name: x
+        datasets: [{dataset: breast_cancer}]
+        methods: [{method: mcsvm, params: {calibration: CAL}}]
+        """
+    preflight(load_spec(write_spec(base.replace("CAL", "none"), "a.yaml")))
+    with pytest.raises(Err, match=r"methods\[0\] \(mcsvm\) needs a calibration set"):
+        preflight(load_spec(write_spec(base.replace("CAL", "conformal"), "b.yaml")))

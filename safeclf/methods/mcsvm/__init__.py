@@ -14,12 +14,10 @@ from safeclf.plugin import MethodPlugin, Report
 
 
 class MCSVMPlugin(MethodPlugin):
-    """Passes the calibration split; a model with ``calibration: none`` runs without one."""
+    """Passes the calibration split; a model with ``calibration: none`` needs none."""
 
-    def fit(self, estimator, task):
-        if task.cal is None and getattr(estimator, "calibration", None) == "none":
-            return estimator.fit(task.train.X, task.train.y)
-        return super().fit(estimator, task)
+    def needs_for(self, params):
+        return () if params.get("calibration") == "none" else self.needs
 
     def report(self, estimator, task) -> Report:
         from safeclf.methods.mcsvm.report import report
