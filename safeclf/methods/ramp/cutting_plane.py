@@ -86,8 +86,11 @@ def _level_point(cuts, v_max, center, level):
     return np.clip(res.x, 0.0, v_max)
 
 
-def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None) -> CPResult:
-    """Run Algorithm 2; ``evaluate(v) -> (upper, lower, grad, payload)``."""
+def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None, g_tol=1e-3) -> CPResult:
+    """Run Algorithm 2; ``evaluate(v) -> (upper, lower, grad, payload)``. For m = 1 the
+    search also requires a point where the constraint is tight (|g| ≤ ``g_tol``), or v at
+    an end of V with g of the right sign: z is flat near its maximum, so U_t − L_t ≤ ε alone
+    leaves v, and with it the constraint's slack, loosely determined."""
     cuts: list[Cut] = []
     v = np.zeros(m) if v_start is None else np.clip(np.asarray(v_start, float), 0.0, v_max)
     U, L = np.inf, -np.inf
@@ -101,7 +104,7 @@ def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None) -> CPResult:
             break
         L = max(c.lower for c in cuts)
         U, v_kelley = _max_model(cuts, v_max)
-        if U - L <= eps:
+        if U - L <= eps and (m != 1 or _settled(cuts, v_max, g_tol)):
             break
         if m == 1:
             v = _one_d_next(cuts, v_max, v_kelley)
@@ -112,6 +115,14 @@ def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None) -> CPResult:
             break  # the model cannot move: the remaining gap is the inner solver's
     best = max(cuts, key=lambda c: c.lower)
     return CPResult(best, t, U, L, cuts)
+
+
+def _settled(cuts, v_max, g_tol):
+    for c in cuts:
+        g, v = c.grad[0], c.v[0]
+        if abs(g) <= g_tol or (v == 0.0 and g <= 0) or (v >= v_max and g >= 0):
+            return True
+    return False
 
 
 def _one_d_next(cuts, v_max, v_kelley):
