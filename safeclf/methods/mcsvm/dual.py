@@ -13,12 +13,17 @@ max over I_up(k) of F ≤ min over I_low(k) of F (the LIBSVM conditions), and it
 lies between the two (b_k = F_i for any free α_ik).
 
 Decomposition: each outer iteration picks the q points that violate these conditions most in any
-block, fetches their kernel rows once from the shared :class:`KernelCache`, solves the
-subproblem in those q·m variables with SMO (blocks visited cyclically, pairs within a block by
-LIBSVM's second-order rule WSS2, the step split over every block where the pair is feasible),
-and updates F with one matrix-vector product. When the cache holds every row (n² float32 within
-``cache_size``) the subproblem is the whole problem and the outer loop only confirms the KKT
-conditions on the full F.
+block and solves the subproblem in those q·m variables with SMO (blocks visited cyclically, pairs
+within a block by LIBSVM's second-order rule WSS2, the step split over every block where the
+pair is feasible), then updates F on every point with the kernel rows of the points whose ᾱ
+moved. When the cache holds every row (n² float32 within ``cache_size``) the subproblem is the
+whole problem and the outer loop only confirms the KKT conditions on the full F.
+
+The whole iteration (selection, pair steps, gradient updates) runs in one numba-compiled loop;
+kernel rows are computed inside it when a pair first needs them, through the shared bounded
+:class:`~safeclf.methods.mcsvm.kernels.KernelCache` (least recently used rows evicted), so
+memory stays within ``cache_size`` whatever q is. Compiled code is cached on disk
+(``cache=True``): only the first process on a machine pays the compilation.
 """
 
 from __future__ import annotations
@@ -26,8 +31,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from safeclf.errors import SolverError
+from safeclf.methods.mcsvm.kernels import fetch_row
 
 
 @dataclass
@@ -40,84 +47,278 @@ class DualSolution:
     n_pairs: int
 
 
-def _masks(alpha, C, pos):
-    up = np.where(pos, alpha < C, alpha > 0)
-    low = np.where(pos, alpha > 0, alpha < C)
-    return up, low
-
-
-def _block_extremes(F, up, low):
-    Fup = np.where(up, F, -np.inf)
-    Flow = np.where(low, F, np.inf)
-    return Fup, Flow, Fup.max(axis=-1), Flow.min(axis=-1)
-
-
-def _smo_subproblem(a, C, pos, F, K, kdiag, eta, tol, max_pairs):
-    """SMO on a small problem, in place on ``a`` (m, q) and ``F`` (q,), with numpy steps.
+@njit(cache=True)
+def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, X, code, gamma, degree, coef0,
+                    store, slot_of, owner, last_used, state):
+    """SMO on the points ``W`` (q,), in place on ``a`` (m, q) and ``F`` (q,); the points are
+    permuted together (``W`` too) so that the active ones come first.
 
     Blocks are visited cyclically, one pair per visit: i = argmax_{I_up(k)} F, j by the
     second-order rule within block k. The objective depends on ᾱ only, so the step along (i, j)
     is split over every block where i ∈ I_up and j ∈ I_low (the visited block first, then by
     their last gap); each block keeps Σ_i y_i α_ik = 0. Stops when m consecutive blocks are
-    within ``tol``. Returns the number of pair updates.
+    within ``tol`` on the active points. Shrinking (as LIBSVM): every min(q, 1000) pairs, a
+    point at a bound in every block that violates no block's conditions (F_t below min_{I_low(k)} F
+    while only in I_up(k), or above max_{I_up(k)} F while only in I_low(k)) leaves the active
+    set; its F is no longer updated here (the caller recomputes F on every point and checks the
+    conditions there). Returns the number of pair updates.
     """
-    m = a.shape[0]
+    m, q = a.shape
+    # membership flags, refreshed at i and j after each pair:
+    # I_up(k) = {t : y_t α_tk < UB_tk}, I_low(k) = {t : y_t α_tk > LB_tk}
+    upf = np.empty((m, q), dtype=np.bool_)
+    lowf = np.empty((m, q), dtype=np.bool_)
+    for b in range(m):
+        for t in range(q):
+            _flags(a, C, pos, upf, lowf, b, t)
     gaps = np.full(m, np.inf)
-    # I_up(k) = {y_t α_tk < UB_tk}, I_low(k) = {y_t α_tk > LB_tk} (cheaper than boolean where)
-    sgn = np.where(pos, 1.0, -1.0)
-    UB = np.where(pos, C, 0.0)
-    LB = np.where(pos, 0.0, -C)
+    cap_i = np.empty(m)
+    cap_j = np.empty(m)
+    cap = np.empty(m)
+    key = np.empty(m)
+    order = np.empty(m, dtype=np.int64)
+    hi = np.empty(m)
+    lo = np.empty(m)
+    ki = np.empty(q)  # K[i, W] over the active points, float64
+    na = q  # active points: positions 0 .. na − 1
+    every = min(q, 1000)
+    countdown = every
     pairs, k, calm = 0, m - 1, 0
+    ahead = False  # the previous pair's gradient update already scanned block k
+    i, Fi, Flo = -1, -np.inf, np.inf
     while pairs < max_pairs:
+        countdown -= 1
+        if countdown <= 0:
+            countdown = every
+            na = _shrink(W, a, C, pos, F, kd, upf, lowf, hi, lo, na)
+            ahead = False
         k = (k + 1) % m
-        sa = sgn * a[k]
-        Fu = np.where(sa < UB[k], F, -np.inf)
-        i = int(Fu.argmax())
-        lowk = sa > LB[k]
-        Fi = Fu[i]
-        gaps[k] = Fi - np.where(lowk, F, np.inf).min()
+        # i = argmax of F over I_up(k); the block's gap against min of F over I_low(k)
+        if not ahead:
+            i, Fi, Flo = _scan(F[:na], upf[k, :na], lowf[k, :na])
+        ahead = False
+        gaps[k] = Fi - Flo
         if gaps[k] <= tol:
             calm += 1
             if calm >= m:
                 break
             continue
         calm = 0
-        diff = Fi - F
-        curv = (kdiag[i] + kdiag) - 2.0 * K[i]
-        curv *= eta
-        np.maximum(curv, 1e-12, out=curv)
-        score = diff * diff
-        score /= curv
-        score[~(lowk & (diff > 0))] = -1.0
-        j = int(score.argmax())
-        ai, ci, aj, cj = a[:, i], C[:, i], a[:, j], C[:, j]
-        cap_i = np.where(ai < ci, ci - ai, 0.0) if pos[i] else ai.copy()
-        cap_j = aj.copy() if pos[j] else np.where(aj < cj, cj - aj, 0.0)
-        cap = np.minimum(cap_i, cap_j)
-        order = np.argsort(-np.where(np.arange(m) == k, np.inf, gaps))
-        csum = np.cumsum(cap[order])
-        t = min(diff[j] / curv[j], csum[-1])
-        if t <= 0.0:
+        # j by the second-order rule: max (F_i − F_j)² / (η (K_ii + K_jj − 2 K_ij)) over I_low(k)
+        si = fetch_row(W[i], X, code, gamma, degree, coef0, store, slot_of, owner, last_used, state)
+        row = store[si]
+        kdi = kd[i]
+        j = -1
+        best = 0.0
+        for t in range(na):
+            kit = np.float64(row[W[t]])
+            ki[t] = kit
+            diff = Fi - F[t]
+            curv = max(eta * ((kdi + kd[t]) - 2.0 * kit), 1e-12)
+            score = diff * diff / curv if lowf[k, t] and diff > 0.0 else -1.0
+            if score > best:
+                best, j = score, t
+        if j < 0:
             break
-        take = np.zeros(m)
-        take[order] = np.minimum(cap[order], np.maximum(t - (csum - cap[order]), 0.0))
-        full = (take >= cap) & (take > 0)  # capped blocks land exactly on a bound
-        ai_new = ai + (take if pos[i] else -take)
-        aj_new = aj - (take if pos[j] else -take)
-        a[:, i] = np.where(full & (cap == cap_i), ci if pos[i] else 0.0, ai_new)
-        a[:, j] = np.where(full & (cap == cap_j), 0.0 if pos[j] else cj, aj_new)
-        F -= (eta * t) * (K[i] - K[j])
+        diff_j = Fi - F[j]
+        curv_j = max(eta * ((kdi + kd[j]) - 2.0 * ki[j]), 1e-12)
+        # capacity of each block along the direction (i up, j down in y α)
+        for b in range(m):
+            ai, ci, aj, cj = a[b, i], C[b, i], a[b, j], C[b, j]
+            cap_i[b] = (ci - ai if ai < ci else 0.0) if pos[i] else ai
+            cap_j[b] = aj if pos[j] else (cj - aj if aj < cj else 0.0)
+            cap[b] = min(cap_i[b], cap_j[b])
+            key[b] = -np.inf if b == k else -gaps[b]
+        for b in range(m):  # stable insertion sort: visited block first, then by last gap
+            order[b] = b
+            u = b
+            while u > 0 and key[order[u - 1]] > key[order[u]]:
+                order[u - 1], order[u] = order[u], order[u - 1]
+                u -= 1
+        total = 0.0
+        for b in range(m):
+            total += cap[order[b]]
+        step = min(diff_j / curv_j, total)
+        if step <= 0.0:
+            break
+        before = 0.0
+        for u in range(m):
+            b = order[u]
+            take = min(cap[b], max(step - before, 0.0))
+            before += cap[b]
+            capped = take >= cap[b] and take > 0.0  # a capped block lands exactly on a bound
+            if capped and cap[b] == cap_i[b]:
+                a[b, i] = C[b, i] if pos[i] else 0.0
+            else:
+                a[b, i] = a[b, i] + take if pos[i] else a[b, i] - take
+            if capped and cap[b] == cap_j[b]:
+                a[b, j] = 0.0 if pos[j] else C[b, j]
+            else:
+                a[b, j] = a[b, j] - take if pos[j] else a[b, j] + take
+            _flags(a, C, pos, upf, lowf, b, i)
+            _flags(a, C, pos, upf, lowf, b, j)
+        sj = fetch_row(W[j], X, code, gamma, degree, coef0, store, slot_of, owner, last_used, state)
+        row = store[sj]
+        # F −= η step (K_i − K_j) on the active points, scanning the next block on the way
+        c = eta * step
+        kn = (k + 1) % m
+        upn, lown = upf[kn], lowf[kn]
+        i, Fi, Flo = -1, -np.inf, np.inf
+        for t in range(na):
+            f = F[t] - c * (ki[t] - np.float64(row[W[t]]))
+            F[t] = f
+            fu = f if upn[t] else -np.inf
+            fl = f if lown[t] else np.inf
+            if fu > Fi:
+                Fi, i = fu, t
+            if fl < Flo:
+                Flo = fl
+        ahead = True
         pairs += 1
     return pairs
 
 
-def _top(v, k):
-    """Indices of the (at most) k largest positive finite entries of v."""
-    if k < v.size:
-        idx = np.argpartition(-v, k - 1)[:k]
+@njit(cache=True)
+def _shrink(W, a, C, pos, F, kd, upf, lowf, hi, lo, na):
+    """Move the active points that can be in no violating pair behind the active ones; returns
+    the new number of active points."""
+    m = a.shape[0]
+    for b in range(m):
+        _, hi[b], lo[b] = _scan(F[:na], upf[b, :na], lowf[b, :na])
+    u = 0
+    while u < na:
+        out = True
+        for b in range(m):
+            up, low = upf[b, u], lowf[b, u]
+            if not ((up and not low and F[u] < lo[b]) or (low and not up and F[u] > hi[b])):
+                out = False
+                break
+        if out:
+            na -= 1
+            _swap(W, a, C, pos, F, kd, upf, lowf, u, na)
+        else:
+            u += 1
+    return na
+
+
+@njit(cache=True)
+def _swap(W, a, C, pos, F, kd, upf, lowf, u, v):
+    W[u], W[v] = W[v], W[u]
+    pos[u], pos[v] = pos[v], pos[u]
+    F[u], F[v] = F[v], F[u]
+    kd[u], kd[v] = kd[v], kd[u]
+    for b in range(a.shape[0]):
+        a[b, u], a[b, v] = a[b, v], a[b, u]
+        C[b, u], C[b, v] = C[b, v], C[b, u]
+        upf[b, u], upf[b, v] = upf[b, v], upf[b, u]
+        lowf[b, u], lowf[b, v] = lowf[b, v], lowf[b, u]
+
+
+@njit(cache=True)
+def _scan(F, up, low):
+    """(argmax of F over ``up``, that max, min of F over ``low``); (−1, −inf, inf) when empty."""
+    i, Fi, Flo = -1, -np.inf, np.inf
+    for t in range(F.size):
+        f = F[t]
+        fu = f if up[t] else -np.inf
+        fl = f if low[t] else np.inf
+        if fu > Fi:
+            Fi, i = fu, t
+        if fl < Flo:
+            Flo = fl
+    return i, Fi, Flo
+
+
+@njit(cache=True)
+def _flags(a, C, pos, upf, lowf, b, t):
+    at, ct = a[b, t], C[b, t]
+    if pos[t]:
+        upf[b, t], lowf[b, t] = at < ct, at > 0.0
     else:
-        idx = np.arange(v.size)
-    return idx[np.isfinite(v[idx]) & (v[idx] > 0)]
+        upf[b, t], lowf[b, t] = at > 0.0, at < ct
+
+
+@njit(cache=True)
+def _top(v, k, mark):
+    """Mark the (at most) k largest positive finite entries of v."""
+    idx = np.argsort(-v)
+    for u in range(min(k, v.size)):
+        t = idx[u]
+        if np.isfinite(v[t]) and v[t] > 0.0:
+            mark[t] = True
+
+
+@njit(cache=True)
+def _solve(y, C, eta, tol, max_iter, q, alpha, F, kdiag, X, code, gamma, degree, coef0,
+           store, slot_of, owner, last_used, state):
+    """The outer decomposition loop, in place on ``alpha`` (m, n) and ``F`` (n,).
+    Returns (status, outer iterations, pairs, gap); status 0 converged, 1 no progress,
+    2 max_iter reached."""
+    m, n = C.shape
+    pos = y > 0
+    mk = np.empty(m)
+    Mk = np.empty(m)
+    vu = np.empty(n)
+    vl = np.empty(n)
+    mark = np.zeros(n, dtype=np.bool_)
+    n_pairs = 0
+    gap = np.inf
+    outer = 0
+    while outer < max_iter:
+        outer += 1
+        # block extremes m_k = max_{I_up(k)} F, M_k = min_{I_low(k)} F and the KKT gap
+        for k in range(m):
+            hi, lo = -np.inf, np.inf
+            for t in range(n):
+                at, ct = alpha[k, t], C[k, t]
+                up, low = (at < ct, at > 0.0) if pos[t] else (at > 0.0, at < ct)
+                if up and F[t] > hi:
+                    hi = F[t]
+                if low and F[t] < lo:
+                    lo = F[t]
+            mk[k], Mk[k] = hi, lo
+        gap = np.max(mk - Mk)
+        if gap <= tol:
+            return 0, outer, n_pairs, gap
+        if q >= n:  # the cache holds every row: the subproblem is the whole problem
+            W = np.arange(n)
+        else:  # the q/2 points most violating from above and the q/2 most violating from below
+            for t in range(n):
+                vu[t], vl[t] = -np.inf, -np.inf
+                for k in range(m):
+                    at, ct = alpha[k, t], C[k, t]
+                    up, low = (at < ct, at > 0.0) if pos[t] else (at > 0.0, at < ct)
+                    if up:
+                        vu[t] = max(vu[t], F[t] - Mk[k])
+                    if low:
+                        vl[t] = max(vl[t], mk[k] - F[t])
+            mark[:] = False
+            _top(vu, q // 2, mark)
+            _top(vl, q - q // 2, mark)
+            W = np.flatnonzero(mark)
+        aW = np.ascontiguousarray(alpha[:, W])
+        FW = F[W].copy()
+        pairs = _smo_subproblem(W, aW, np.ascontiguousarray(C[:, W]), pos[W], FW, kdiag[W], eta,
+                                tol, 50 * W.size * m, X, code, gamma, degree, coef0, store,
+                                slot_of, owner, last_used, state)
+        if pairs == 0:
+            return 1, outer, n_pairs, gap
+        n_pairs += pairs
+        # F −= η Σ_{t ∈ W} y_t Δᾱ_t K[t, :], one cached row per point whose ᾱ moved
+        for u in range(W.size):
+            t = W[u]
+            d = 0.0
+            for k in range(m):
+                d += aW[k, u] - alpha[k, t]
+                alpha[k, t] = aW[k, u]
+            if d != 0.0:
+                s = fetch_row(t, X, code, gamma, degree, coef0, store, slot_of, owner, last_used,
+                              state)
+                row = store[s]
+                c = eta * y[t] * d
+                for v in range(n):
+                    F[v] -= c * np.float64(row[v])
+    return 2, outer, n_pairs, gap
 
 
 def solve_dual(cache, y, C, eta, tol=1e-3, max_iter=100_000, working_set=128) -> DualSolution:
@@ -126,48 +327,25 @@ def solve_dual(cache, y, C, eta, tol=1e-3, max_iter=100_000, working_set=128) ->
     ``cache`` is a :class:`~safeclf.methods.mcsvm.kernels.KernelCache` over the training points.
     ``max_iter`` bounds the outer iterations; reaching it raises :class:`SolverError`.
     """
-    y = np.asarray(y, dtype=float)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    C = np.ascontiguousarray(C, dtype=np.float64)
     m, n = C.shape
-    pos = y > 0
     alpha = np.zeros((m, n))
     F = y.copy()  # at α = 0, w = 0 so F = y
     q = int(min(max(working_set, 2), n))
-    n_pairs = 0
-    gap = np.inf
-    outer = 0
-    while outer < max_iter:
-        outer += 1
-        up, low = _masks(alpha, C, pos)
-        Fup, Flow, mk, Mk = _block_extremes(F, up, low)
-        gap = float(np.max(mk - Mk))
-        if gap <= tol:
-            break
-        # the q/2 points most violating from above and the q/2 most violating from below
-        vu = (Fup - Mk[:, None]).max(axis=0)
-        vl = (mk[:, None] - Flow).max(axis=0)
-        if q >= n:  # the cache holds every row: the subproblem is the whole problem
-            W = np.arange(n)
-        else:
-            W = np.union1d(_top(vu, q // 2), _top(vl, q - q // 2))
-        Krows = cache.rows(W)
-        Kww = Krows if W.size == n else Krows[:, W]  # float32, no copy when W is everything
-        aW = alpha[:, W].copy()
-        FW = F[W].copy()
-        pairs = _smo_subproblem(aW, np.ascontiguousarray(C[:, W]), pos[W], FW, Kww, cache.diag[W], eta, tol,
-                    50 * W.size * m)
-        if pairs == 0:
-            raise SolverError(f"MC-SVM dual solver made no progress at KKT gap {gap:.3g}")
-        n_pairs += pairs
-        dabar = (aW - alpha[:, W]).sum(axis=0)
-        alpha[:, W] = aW
-        coef = (eta * y[W] * dabar).astype(np.float32)
-        F -= coef @ Krows
-    else:
+    status, outer, n_pairs, gap = _solve(y, C, float(eta), float(tol), int(max_iter), q, alpha, F,
+                                         cache.diag, *cache.arrays())
+    if status == 1:
+        raise SolverError(f"MC-SVM dual solver made no progress at KKT gap {gap:.3g}")
+    if status == 2:
         raise SolverError(
             f"MC-SVM dual solver reached max_iter={max_iter} with KKT gap {gap:.3g} > tol={tol}"
         )
-    up, low = _masks(alpha, C, pos)
-    _, _, mk, Mk = _block_extremes(F, up, low)
+    pos = y > 0
+    up = np.where(pos, alpha < C, alpha > 0)
+    low = np.where(pos, alpha > 0, alpha < C)
+    mk = np.where(up, F, -np.inf).max(axis=1)
+    Mk = np.where(low, F, np.inf).min(axis=1)
     b = np.empty(m)
     for k in range(m):
         free = (alpha[k] > 0) & (alpha[k] < C[k])

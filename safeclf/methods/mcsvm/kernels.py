@@ -7,6 +7,7 @@ same rows, so one cache serves them all.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 
 def resolve_gamma(gamma, X) -> float:
@@ -51,68 +52,93 @@ class Kernel:
         return {"kernel": self.name, "gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
 
 
+#: kernel names as the compiled code knows them
+KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2}
+
+
+@njit(cache=True)
+def _kernel_row(X, i, code, gamma, degree, coef0, out):
+    """out[t] = K(x_i, x_t) for every training point t (float64 arithmetic, stored as float32).
+
+    RBF uses the difference x_i − x_t directly (no ‖a‖² + ‖b‖² − 2aᵀb cancellation)."""
+    n, d = X.shape
+    if code == 2:
+        for t in range(n):
+            s = 0.0
+            for c in range(d):
+                diff = X[i, c] - X[t, c]
+                s += diff * diff
+            out[t] = np.exp(-gamma * s)
+    else:
+        for t in range(n):
+            s = 0.0
+            for c in range(d):
+                s += X[i, c] * X[t, c]
+            if code == 1:
+                base = gamma * s + coef0
+                s = 1.0
+                for _ in range(degree):
+                    s *= base
+            out[t] = s
+
+
+@njit(cache=True)
+def fetch_row(i, X, code, gamma, degree, coef0, store, slot_of, owner, last_used, state):
+    """The cache slot holding K[i, :], computing the row on a miss (least recently used slot
+    evicted once the cache is full). ``state`` = [clock, slots in use, rows computed].
+
+    The row fetched last is never the one evicted, so two rows (a pair) are valid together
+    whenever the cache holds at least two."""
+    state[0] += 1
+    s = slot_of[i]
+    if s < 0:
+        if state[1] < store.shape[0]:
+            s = state[1]
+            state[1] += 1
+        else:
+            s = 0
+            for u in range(1, store.shape[0]):
+                if last_used[u] < last_used[s]:
+                    s = u
+            slot_of[owner[s]] = -1
+        _kernel_row(X, i, code, gamma, degree, coef0, store[s])
+        owner[s] = i
+        slot_of[i] = s
+        state[2] += 1
+    last_used[s] = state[0]
+    return s
+
+
 class KernelCache:
-    """Rows K[i, :] of the n × n training kernel, least recently used rows evicted first.
+    """Rows K[i, :] of the n × n training kernel, computed on demand by the compiled solver,
+    least recently used rows evicted first.
 
     At most ``max_bytes`` are held (rows stored as float32, as LIBSVM does); with room for all
-    n rows the cache is the full kernel matrix computed on demand.
+    n rows the cache is the full kernel matrix, filled only with the rows the solver touches.
     """
 
     def __init__(self, kernel: Kernel, X: np.ndarray, max_bytes: float):
-        self.kernel, self.X = kernel, X
+        self.kernel = kernel
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
         n = X.shape[0]
         self.capacity = int(max(2, min(n, max_bytes // (4 * max(n, 1)))))
         self.store = np.empty((self.capacity, n), dtype=np.float32)
         self.slot_of = np.full(n, -1, dtype=np.int64)
         self.owner = np.full(self.capacity, -1, dtype=np.int64)
         self.last_used = np.zeros(self.capacity, dtype=np.int64)
-        self.clock = 0
-        self.n_free = self.capacity
-        self.computed_rows = 0
-        self.diag = kernel.diag(X)
+        self.state = np.zeros(3, dtype=np.int64)  # clock, slots in use, rows computed
+        self.diag = np.ascontiguousarray(kernel.diag(self.X), dtype=np.float64)
 
     @property
     def nbytes(self) -> int:
         return int(self.store.nbytes)
 
-    def rows(self, idx: np.ndarray) -> np.ndarray:
-        """K[idx, :] as a (len(idx), n) float32 array (a view into the cache when the rows sit
-        in consecutive slots, else a copy); read only."""
-        idx = np.asarray(idx, dtype=np.int64)
-        if idx.size > self.capacity:  # more rows than the cache holds: compute directly
-            self.computed_rows += idx.size
-            out = np.empty((idx.size, self.X.shape[0]), dtype=np.float32)
-            step = max(1, int(2**21 // max(self.X.shape[0], 1)))
-            for start in range(0, idx.size, step):
-                out[start:start + step] = self.kernel(self.X[idx[start:start + step]], self.X)
-            return out
-        self.clock += 1
-        slots = self.slot_of[idx]
-        missing = idx[slots < 0]
-        if missing.size:
-            missing = np.unique(missing)
-            new_slots = self._allocate(missing.size, protect=slots[slots >= 0])
-            old = self.owner[new_slots]
-            self.slot_of[old[old >= 0]] = -1
-            step = max(1, int(2**21 // max(self.X.shape[0], 1)))  # ≤ 16 MiB of float64 at once
-            for start in range(0, missing.size, step):
-                rows = missing[start:start + step]
-                self.store[new_slots[start:start + step]] = self.kernel(self.X[rows], self.X)
-            self.owner[new_slots] = missing
-            self.slot_of[missing] = new_slots
-            self.computed_rows += missing.size
-            slots = self.slot_of[idx]
-        self.last_used[slots] = self.clock
-        if slots.size and np.all(np.diff(slots) == 1):  # consecutive slots: a view, no copy
-            return self.store[slots[0]:slots[0] + slots.size]
-        return self.store[slots]
+    @property
+    def computed_rows(self) -> int:
+        return int(self.state[2])
 
-    def _allocate(self, k: int, protect: np.ndarray) -> np.ndarray:
-        if self.n_free >= k:
-            start = self.capacity - self.n_free
-            self.n_free -= k
-            return np.arange(start, start + k)
-        self.n_free = 0
-        age = self.last_used.copy()
-        age[protect] = np.iinfo(np.int64).max  # never evict rows requested now
-        return np.argpartition(age, k - 1)[:k]
+    def arrays(self) -> tuple:
+        """What the compiled solver takes: X, kernel code and parameters, then the cache arrays."""
+        k = self.kernel
+        return (self.X, KERNEL_CODES[k.name], k.gamma, k.degree, k.coef0, self.store,
+                self.slot_of, self.owner, self.last_used, self.state)
