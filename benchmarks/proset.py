@@ -45,10 +45,10 @@ def split(ds, seed):
     return scaler.transform(Xtr), scaler.transform(Xte), ytr, yte
 
 
-def run_ours(Xtr, ytr, Xte, yte, seed):
+def run_ours(Xtr, ytr, Xte, yte, seed, dtype=DTYPE):
     tracemalloc.start()
     t, c = time.perf_counter(), time.process_time()
-    model = ProsetClassifier(n_batches=1, n_candidates=1000, max_fraction=0.5, dtype=DTYPE,
+    model = ProsetClassifier(n_batches=1, n_candidates=1000, max_fraction=0.5, dtype=dtype,
                              random_state=seed, **PARAMS).fit(Xtr, ytr)
     seconds, cpu = time.perf_counter() - t, time.process_time() - c
     peak = tracemalloc.get_traced_memory()[1]
@@ -85,8 +85,6 @@ def main(argv=None) -> int:
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--dtype", default=DTYPE, choices=["float32", "float64"])
     args = ap.parse_args(argv)
-    global DTYPE
-    DTYPE = args.dtype
     try:
         reference_package()
     except ImportError:
@@ -98,7 +96,7 @@ def main(argv=None) -> int:
     ok = True
     for name in args.datasets.split(","):
         Xtr, Xte, ytr, yte = split(DATASETS[name](), args.seed)
-        ours_s, ours_cpu, ours_ll, peak, model = run_ours(Xtr, ytr, Xte, yte, args.seed)
+        ours_s, ours_cpu, ours_ll, peak, model = run_ours(Xtr, ytr, Xte, yte, args.seed, args.dtype)
         pkg_s, pkg_cpu, pkg_ll = run_package(Xtr, ytr, Xte, yte, args.seed)
         ratio, cpu_ratio = pkg_s / ours_s, pkg_cpu / ours_cpu
         good = cpu_ratio >= SPEEDUP and ours_ll <= pkg_ll + LOSS_SLACK
