@@ -57,7 +57,7 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, X, code, gamma, de
     second-order rule within block k. The objective depends on ᾱ only, so the step along (i, j)
     is split over every block where i ∈ I_up and j ∈ I_low (the visited block first, then by
     their last gap); each block keeps Σ_i y_i α_ik = 0. Stops when m consecutive blocks are
-    within ``tol`` on the active points. Shrinking (as LIBSVM): every min(q, 1000) pairs, a
+    within ``tol`` on the active points. Shrinking (as LIBSVM): every min(q, 100) pairs, a
     point at a bound in every block that violates no block's conditions (F_t below min_{I_low(k)} F
     while only in I_up(k), or above max_{I_up(k)} F while only in I_low(k)) leaves the active
     set; its F is no longer updated here (the caller recomputes F on every point and checks the
@@ -81,7 +81,7 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, X, code, gamma, de
     lo = np.empty(m)
     ki = np.empty(q)  # K[i, W] over the active points, float64
     na = q  # active points: positions 0 .. na − 1
-    every = min(q, 1000)
+    every = min(q, 100)
     countdown = every
     pairs, k, calm = 0, m - 1, 0
     ahead = False  # the previous pair's gradient update already scanned block k
