@@ -79,7 +79,8 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, X, code, gamma, de
     order = np.empty(m, dtype=np.int64)
     hi = np.empty(m)
     lo = np.empty(m)
-    ki = np.empty(q)  # K[i, W] over the active points, float64
+    lows = np.empty(q, dtype=np.int64)  # I_low(k) among the active points, as scanned
+    nl = 0
     na = q  # active points: positions 0 .. na − 1
     every = min(q, 100)
     countdown = every
@@ -90,12 +91,12 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, X, code, gamma, de
         countdown -= 1
         if countdown <= 0:
             countdown = every
-            na = _shrink(W, a, C, pos, F, kd, upf, lowf, hi, lo, na)
+            na = _shrink(W, a, C, pos, F, kd, upf, lowf, hi, lo, na, lows)
             ahead = False
         k = (k + 1) % m
         # i = argmax of F over I_up(k); the block's gap against min of F over I_low(k)
         if not ahead:
-            i, Fi, Flo = _scan(F[:na], upf[k, :na], lowf[k, :na])
+            i, Fi, Flo, nl = _scan(F[:na], upf[k, :na], lowf[k, :na], lows)
         ahead = False
         gaps[k] = Fi - Flo
         if gaps[k] <= tol:
@@ -106,22 +107,21 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, X, code, gamma, de
         calm = 0
         # j by the second-order rule: max (F_i − F_j)² / (η (K_ii + K_jj − 2 K_ij)) over I_low(k)
         si = fetch_row(W[i], X, code, gamma, degree, coef0, store, slot_of, owner, last_used, state)
-        row = store[si]
+        rowi = store[si]
         kdi = kd[i]
         j = -1
         best = 0.0
-        for t in range(na):
-            kit = np.float64(row[W[t]])
-            ki[t] = kit
+        for u in range(nl):
+            t = lows[u]
             diff = Fi - F[t]
-            curv = max(eta * ((kdi + kd[t]) - 2.0 * kit), 1e-12)
-            score = diff * diff / curv if lowf[k, t] and diff > 0.0 else -1.0
+            curv = max(eta * ((kdi + kd[t]) - 2.0 * np.float64(rowi[W[t]])), 1e-12)
+            score = diff * diff / curv if diff > 0.0 else -1.0
             if score > best:
                 best, j = score, t
         if j < 0:
             break
         diff_j = Fi - F[j]
-        curv_j = max(eta * ((kdi + kd[j]) - 2.0 * ki[j]), 1e-12)
+        curv_j = max(eta * ((kdi + kd[j]) - 2.0 * np.float64(rowi[W[j]])), 1e-12)
         # capacity of each block along the direction (i up, j down in y α)
         for b in range(m):
             ai, ci, aj, cj = a[b, i], C[b, i], a[b, j], C[b, j]
@@ -158,14 +158,16 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, X, code, gamma, de
             _flags(a, C, pos, upf, lowf, b, i)
             _flags(a, C, pos, upf, lowf, b, j)
         sj = fetch_row(W[j], X, code, gamma, degree, coef0, store, slot_of, owner, last_used, state)
-        row = store[sj]
+        rowj = store[sj]
+        rowi = store[si]  # still cached: the row fetched last is never evicted
         # F −= η step (K_i − K_j) on the active points, scanning the next block on the way
         c = eta * step
         kn = (k + 1) % m
         upn, lown = upf[kn], lowf[kn]
-        i, Fi, Flo = -1, -np.inf, np.inf
+        i, Fi, Flo, nl = -1, -np.inf, np.inf, 0
         for t in range(na):
-            f = F[t] - c * (ki[t] - np.float64(row[W[t]]))
+            w = W[t]
+            f = F[t] - c * (np.float64(rowi[w]) - np.float64(rowj[w]))
             F[t] = f
             fu = f if upn[t] else -np.inf
             fl = f if lown[t] else np.inf
@@ -173,18 +175,20 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, X, code, gamma, de
                 Fi, i = fu, t
             if fl < Flo:
                 Flo = fl
+            lows[nl] = t
+            nl += lown[t]
         ahead = True
         pairs += 1
     return pairs
 
 
 @njit(cache=True)
-def _shrink(W, a, C, pos, F, kd, upf, lowf, hi, lo, na):
+def _shrink(W, a, C, pos, F, kd, upf, lowf, hi, lo, na, lows):
     """Move the active points that can be in no violating pair behind the active ones; returns
     the new number of active points."""
     m = a.shape[0]
     for b in range(m):
-        _, hi[b], lo[b] = _scan(F[:na], upf[b, :na], lowf[b, :na])
+        _, hi[b], lo[b], _ = _scan(F[:na], upf[b, :na], lowf[b, :na], lows)
     u = 0
     while u < na:
         out = True
@@ -215,9 +219,10 @@ def _swap(W, a, C, pos, F, kd, upf, lowf, u, v):
 
 
 @njit(cache=True)
-def _scan(F, up, low):
-    """(argmax of F over ``up``, that max, min of F over ``low``); (−1, −inf, inf) when empty."""
-    i, Fi, Flo = -1, -np.inf, np.inf
+def _scan(F, up, low, lows):
+    """(argmax of F over ``up``, that max, min of F over ``low``, number of ``low`` points,
+    listed in order in ``lows``); (−1, −inf, inf, 0) when empty."""
+    i, Fi, Flo, nl = -1, -np.inf, np.inf, 0
     for t in range(F.size):
         f = F[t]
         fu = f if up[t] else -np.inf
@@ -226,7 +231,9 @@ def _scan(F, up, low):
             Fi, i = fu, t
         if fl < Flo:
             Flo = fl
-    return i, Fi, Flo
+        lows[nl] = t
+        nl += low[t]
+    return i, Fi, Flo, nl
 
 
 @njit(cache=True)
