@@ -17,7 +17,9 @@ block and solves the subproblem in those q·m variables with SMO (blocks visited
 within a block by LIBSVM's second-order rule WSS2, the step split over every block where the
 pair is feasible), then updates F on every point with the kernel rows of the points whose ᾱ
 moved. When the cache holds every row (n² float32 within ``cache_size``) the subproblem is the
-whole problem and the outer loop only confirms the KKT conditions on the full F.
+whole problem; shrinking inside it (LIBSVM's rule) drops points that can be in no violating pair,
+and the outer loop then recomputes F on every point and confirms the KKT conditions on it (the
+stopping rule, max_k gap ≤ tol, is always checked on the full F).
 
 The whole iteration (selection, pair steps, gradient updates) runs in one numba-compiled loop;
 kernel rows are computed inside it when a pair first needs them, through the shared bounded
