@@ -46,24 +46,27 @@ class Outcome:
 
 
 def resolve(spec_path: str | Path | None, opts: Options) -> Spec:
-    """The spec to run: from the file (profile applied), or, when resuming, the run's own."""
+    """The spec to run: from the file (profile applied), or, when resuming, the run's own. A
+    spec given with ``--resume`` must describe the same jobs and metrics; its expectations and
+    plots (which may have been edited since) then replace the stored ones."""
     if opts.resume is not None:
         stored = Path(opts.resume) / "spec.yaml"
         if not stored.is_file():
             raise SpecError(f"--resume: '{opts.resume}' is not a run folder (no spec.yaml)")
-        from safeclf.spec import read_yaml
-
-        spec = parse(read_yaml(stored), str(stored))
+        spec = parse(_stored_spec(Path(opts.resume)), str(stored))
         check(spec)
         if spec_path is not None:
             given = load_spec(spec_path, opts.profile)
             if opts.name:
                 given.name = opts.name
-            if [j.id for j in expand(given)] != [j.id for j in expand(spec)]:
+            same_jobs = [j.id for j in expand(given)] == [j.id for j in expand(spec)]
+            if not same_jobs or given.metrics != spec.metrics:
                 raise SpecError(
                     f"--resume: {spec_path} (profile {opts.profile or 'none'}) does not describe "
-                    f"the jobs of the run in '{opts.resume}'"
+                    f"the jobs {'' if same_jobs else 'and metrics '}of the run in '{opts.resume}'"
                 )
+            given.name = spec.name
+            return given
         return spec
     if spec_path is None:
         raise SpecError("give a spec file, or --resume RUN_DIR")
@@ -212,6 +215,9 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
         run_dir = Path(opts.resume)
         manifest = _read_manifest(run_dir)
         manifest.setdefault("resumed", []).append({"command": opts.command, "time": started})
+        if spec.resolved() != parse(_stored_spec(run_dir)).resolved():
+            runs.write_yaml(run_dir / "spec.yaml", spec.resolved())
+            manifest["resumed"][-1]["spec_updated"] = "expectations/plots replaced by the given spec"
     else:
         run_dir = runs.create_run_dir(Path(opts.out), spec.name)
         runs.write_yaml(run_dir / "spec.yaml", spec.resolved())
@@ -233,6 +239,12 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
     code = 1 if failed or (opts.check and unmet) else 0
     return Outcome(run_dir, jobs, results, failed, verdicts, code,
                    [f"test_{m}" for m in spec.metrics])
+
+
+def _stored_spec(run_dir: Path) -> dict:
+    from safeclf.spec import read_yaml
+
+    return read_yaml(run_dir / "spec.yaml")
 
 
 def _read_manifest(run_dir: Path) -> dict:

@@ -236,3 +236,17 @@ def test_compare_names_a_folder_of_runs(cli, tiny_spec, tmp_path):
     result = cli("compare", out / "ci")
     assert result.exit_code == 2
     assert "is not a run folder but holds 1 runs; give them as" in result.stderr
+
+
+def test_resume_with_edited_expectations_rechecks_them(cli, tiny_spec, write_spec, tmp_path):
+    out = tmp_path / "runs"
+    assert cli("run", tiny_spec, "--out", out, "--profile", "ci", "-j", "1").exit_code == 0
+    run = _run_dir(out)
+    edited = write_spec(tiny_spec.read_text().replace('"<=": 0.1}', '"<": 0.0}'), "edited.yaml")
+    result = cli("run", edited, "--resume", run, "--profile", "ci", "--check")
+    assert result.exit_code == 1 and "expectations met: 0/1" in result.output
+    import yaml
+
+    assert yaml.safe_load((run / "spec.yaml").read_text())["expect"][0]["<"] == 0.0
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["skipped_on_resume"] == 4 and "spec_updated" in manifest["resumed"][-1]
