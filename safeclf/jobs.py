@@ -71,10 +71,14 @@ def preprocess(task: Task, how: str) -> Task:
     """Fit a scaler on the training part and apply it to every part."""
     if how in (None, "none"):
         return task
-    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+    from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 
     sparse = hasattr(task.train.X, "tocsr")
-    scaler = StandardScaler(with_mean=not sparse) if how == "standardize" else MinMaxScaler()
+    if how == "minmax" and sparse:
+        raise DataError(f"dataset '{task.dataset}' is sparse: minmax would densify it; "
+                        "use preprocess: maxabs (or standardize, which keeps sparsity)")
+    scaler = {"standardize": StandardScaler(with_mean=not sparse), "minmax": MinMaxScaler(),
+              "maxabs": MaxAbsScaler()}[how]
     scaler.fit(task.train.X)
     for part in task.parts().values():
         part.X = scaler.transform(part.X)

@@ -95,14 +95,14 @@ class MethodPlugin:
         try:
             est = self.estimator(**params)
         except (TypeError, ValueError) as exc:
-            raise SpecError(f"{where}: {exc}") from None
+            raise SpecError(_join(where, str(exc), known)) from None
         validate = getattr(est, "_validate_params", None)
         if validate is None:
             return
         try:
             validate()
         except Exception as exc:  # sklearn's InvalidParameterError is a ValueError/TypeError
-            raise SpecError(_sklearn_param_message(str(exc), where)) from None
+            raise SpecError(_sklearn_param_message(str(exc), where, known)) from None
 
     def build(self, params: Mapping[str, Any], random_state: int | None = None):
         """A fresh estimator with ``params``; ``random_state`` is set when the estimator has
@@ -164,10 +164,17 @@ _SKLEARN_MSG = re.compile(
     r"The '(?P<p>\w+)' parameter of \w+ must be (?P<rule>.*)\. Got (?P<got>.*) instead\.?")
 
 
-def _sklearn_param_message(message: str, where: str) -> str:
+def _join(where: str, message: str, params) -> str:
+    """``where.<message>`` when the message starts with a parameter's path
+    (``constraints[0].kappa must be ...``), else ``where: <message>``."""
+    head = re.split(r"[.\[\s]", message, maxsplit=1)[0]
+    return f"{where}.{message}" if head in params else f"{where}: {message}"
+
+
+def _sklearn_param_message(message: str, where: str, params=()) -> str:
     m = _SKLEARN_MSG.search(message)
     if not m:
-        return f"{where}: {message}"
+        return _join(where, message, params)
     return f"{where}.{m['p']} must be {m['rule']}, got {m['got']}"
 
 

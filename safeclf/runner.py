@@ -95,6 +95,10 @@ def preflight(spec: Spec) -> None:
         for j, m in enumerate(spec.methods):
             if not spec.runs_on(j, i):
                 continue
+            if hasattr(ds.X, "tocsr") and (m.preprocess or d.preprocess) == "minmax":
+                raise SpecError(
+                    f"datasets[{i}].preprocess: dataset '{spec.dataset_label(i)}' is sparse and "
+                    "minmax would densify it; use maxabs (or standardize, which keeps sparsity)")
             plugin = registry.get_method(m.method)
             needs = dict.fromkeys(n for point in grid_points(m.params, f"methods[{j}].params")
                                   for n in plugin.needs_for(point))

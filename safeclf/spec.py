@@ -51,7 +51,7 @@ class Split(_Strict):
         return self
 
 
-Preprocess = Literal["none", "standardize", "minmax"]
+Preprocess = Literal["none", "standardize", "minmax", "maxabs"]
 
 
 class DatasetEntry(_Strict):

@@ -78,6 +78,10 @@ CASES = [
     ("bad-jobs", BASE, ["--jobs", "0"], 2, "--jobs must be a positive number"),
     ("predefined-missing", BASE.replace("- dataset: iris", "- dataset: iris\n    split: {predefined: true}"),
      [], 2, "has no predefined split"),
+    ("minmax-on-sparse", BASE.replace(
+        "- dataset: iris",
+        "- dataset: adult\n    params: {sparse: true}\n    preprocess: minmax"), [], 2,
+     "dataset 'adult' is sparse and minmax would densify it; use maxabs"),
     ("missing-data-file", lambda tmp: BASE.replace(
         "- dataset: iris", f"- dataset: csv\n    params: {{path: {tmp}/nope.csv, target: y}}"),
      [], 2, "data file"),
