@@ -6,14 +6,13 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from safeclf.errors import DataError, InfeasibleError, SpecError
 from safeclf.methods.ramp import mm
+from safeclf.methods.ramp.linear import LinearBinaryClassifier
 from safeclf.methods.ramp.rates import (
     FitData,
     parse_constraints,
@@ -22,7 +21,7 @@ from safeclf.methods.ramp.rates import (
 )
 
 
-class RampClassifier(ClassifierMixin, BaseEstimator):
+class RampClassifier(LinearBinaryClassifier):
     """Linear f(x) = ⟨w, x⟩ + b minimising a rate objective subject to rate constraints on
     named subsets of the training data (Problems 1–3), by majorization–minimization
     (Algorithm 1) with a cutting-plane dual (Algorithm 2) around a weighted hinge SVM.
@@ -145,16 +144,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
             raise TypeError("RampClassifier.fit does not take sample_weight: weigh the rates "
                             "with objective terms ({rate, subset, weight}) instead")
         self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        check_classification_targets(y)
-        y_type = type_of_target(y, input_name="y")
-        if y_type != "binary":
-            raise ValueError(f"Only binary classification is supported. The type of the target "
-                             f"is {y_type}.")
-        self.classes_ = np.unique(y)
-        if self.classes_.size < 2:
-            raise ValueError(f"y has only one class ({self.classes_[0]!r}); a binary "
-                             "classifier needs two classes")
+        X, y = self._check_binary(X, y)
         n = X.shape[0]
         rows = {k: _row(v, k, n) for k, v in rows.items() if v is not None}
         data = FitData(y == self.classes_[1], rows)
@@ -234,12 +224,6 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         return table
 
     # -- prediction ---------------------------------------------------------------------------
-    def decision_function(self, X):
-        """f(x) = ⟨w, x⟩ + b, shape (n,)."""
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
-
     def predict_proba(self, X):
         """The randomised rule: P(positive | x) = σ(f(x)) (eq. 2); shape (n, 2)."""
         p = mm.ramp(self.decision_function(X))

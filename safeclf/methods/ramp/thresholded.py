@@ -7,19 +7,17 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import LinearSVC
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from safeclf.errors import DataError, SpecError
+from safeclf.methods.ramp.linear import LinearBinaryClassifier
 from safeclf.methods.ramp.rates import FitData, parse_constraints, parse_monitors
 from safeclf.methods.ramp.rows import RowsPlugin
 from safeclf.plugin import Report
 
 
-class ThresholdedSVM(ClassifierMixin, BaseEstimator):
+class ThresholdedSVM(LinearBinaryClassifier):
     """LinearSVC (hinge, C) on the rows selected by ``train_subset``, then the bias is shifted
     so that the recall on ``recall_subset`` is ``recall_min`` (a number or ``baseline``: the
     deployed model's recall there, rows ``baseline``): the two are compared at equal recall.
@@ -77,15 +75,7 @@ class ThresholdedSVM(ClassifierMixin, BaseEstimator):
         if "sample_weight" in rows:
             raise TypeError("ThresholdedSVM.fit does not take sample_weight")
         self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        check_classification_targets(y)
-        y_type = type_of_target(y, input_name="y")
-        if y_type != "binary":
-            raise ValueError(f"Only binary classification is supported. The type of the target "
-                             f"is {y_type}.")
-        self.classes_ = np.unique(y)
-        if self.classes_.size < 2:
-            raise ValueError("y has only one class; a binary classifier needs two classes")
+        X, y = self._check_binary(X, y)
         data = FitData(y == self.classes_[1], rows)
         try:
             train = data.mask(self.train_subset, "train_subset")
@@ -106,15 +96,6 @@ class ThresholdedSVM(ClassifierMixin, BaseEstimator):
             self.recall_target_ = target
         self.intercept_ = b
         return self
-
-    def decision_function(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
-
-    def predict(self, X):
-        check_is_fitted(self)
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def safeclf_report(self, task) -> Report:
         from safeclf.methods.ramp.estimator import monitor_values

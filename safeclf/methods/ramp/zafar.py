@@ -17,12 +17,10 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from safeclf.errors import DataError, SolverError
+from safeclf.methods.ramp.linear import LinearBinaryClassifier
 from safeclf.plugin import MethodPlugin
 
 
@@ -81,7 +79,7 @@ def solve_clarabel(X, y_pm, xbar, c, lam):
     return x[:d], float(x[d]), float(sol.obj_val)
 
 
-class ZafarSVM(ClassifierMixin, BaseEstimator):
+class ZafarSVM(LinearBinaryClassifier):
     """Hinge-loss SVM with the covariance constraint |⟨w, x̄⟩| ≤ c (Zafar et al. 2015).
 
     Parameters: ``c`` ≥ 0 the covariance bound (None: unconstrained), ``lam`` (None: 1/n),
@@ -110,16 +108,7 @@ class ZafarSVM(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, groups=None):
         """X (n, d), y (n,) two classes, groups (n,) group labels (needed when c is set)."""
         self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        check_classification_targets(y)
-        y_type = type_of_target(y, input_name="y")
-        if y_type != "binary":
-            raise ValueError(f"Only binary classification is supported. The type of the target "
-                             f"is {y_type}.")
-        self.classes_ = np.unique(y)
-        if self.classes_.size < 2:
-            raise ValueError(f"y has only one class ({self.classes_[0]!r}); a binary "
-                             "classifier needs two classes")
+        X, y = self._check_binary(X, y)
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         n = X.shape[0]
         lam = float(self.lam) if self.lam is not None else 1.0 / n
@@ -141,15 +130,6 @@ class ZafarSVM(ClassifierMixin, BaseEstimator):
         self.coef_, self.intercept_, self.objective_ = solve(X, y_pm, xbar, c, lam)
         self.covariance_ = float(xbar @ self.coef_)
         return self
-
-    def decision_function(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
-
-    def predict(self, X):
-        check_is_fitted(self)
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def safeclf_report(self, task):
         from safeclf.plugin import Report
