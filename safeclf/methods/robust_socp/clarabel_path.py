@@ -48,6 +48,17 @@ class _Rows:
         return A, np.concatenate(self.b)
 
 
+def _abs_bound(rows, cones, iw: int, iv: int, n: int) -> None:
+    """v ≥ w and v ≥ −w (so v ≥ |w|) as 2n non-negative rows."""
+    import clarabel
+
+    k = np.arange(n)
+    rows.add(k, iw + k, 1.0), rows.add(k, iv + k, -1.0)
+    rows.add(n + k, iw + k, -1.0), rows.add(n + k, iv + k, -1.0)
+    rows.close(2 * n)
+    cones.append(clarabel.NonnegativeConeT(2 * n))
+
+
 def solve_clarabel(data: ProblemData, C: float, settings: dict | None = None) -> Solution:
     import clarabel
 
@@ -70,12 +81,8 @@ def solve_clarabel(data: ProblemData, C: float, settings: dict | None = None) ->
         use_v = bool(np.any(r > 0))
         iv = ixi + m
         n_var = iv + (n if use_v else 0)
-        if use_v:  # v ≥ w, v ≥ −w
-            k = np.arange(n)
-            rows.add(k, iw + k, 1.0), rows.add(k, iv + k, -1.0)
-            rows.add(n + k, iw + k, -1.0), rows.add(n + k, iv + k, -1.0)
-            rows.close(2 * n)
-            cones.append(clarabel.NonnegativeConeT(2 * n))
+        if use_v:
+            _abs_bound(rows, cones, iw, iv, n)
         # point i: (−(1 − ξᵢ + yᵢb − yᵢm̄ᵢᵀw + rᵢᵀv), Dᵢ ∘ w) ∈ SOC, or the first entry ≥ 0
         step = n + 1 if ellipsoid else 1
         head = np.arange(m) * step
@@ -119,12 +126,8 @@ def solve_clarabel(data: ProblemData, C: float, settings: dict | None = None) ->
                     rows.add(off + kb, ia + kb, -(L - M))
             rows.close(4 * nb)
             cones.append(clarabel.NonnegativeConeT(4 * nb))
-        if use_v:  # v ≥ w, v ≥ −w
-            k = np.arange(n)
-            rows.add(k, iw + k, 1.0), rows.add(k, iv + k, -1.0)
-            rows.add(n + k, iw + k, -1.0), rows.add(n + k, iv + k, -1.0)
-            rows.close(2 * n)
-            cones.append(clarabel.NonnegativeConeT(2 * n))
+        if use_v:
+            _abs_bound(rows, cones, iw, iv, n)
         # point i: (−(1 − ξᵢ + yᵢb + Σ_binding eᵢⱼ + Σ_free (−yᵢm̄ᵢⱼwⱼ + rᵢⱼvⱼ)), Dᵢ ∘ aᵢ)
         step = n + 1 if ellipsoid else 1
         head = np.arange(m) * step
