@@ -217,7 +217,8 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 
 def apply_profile(data: dict[str, Any], profile: str | None) -> dict[str, Any]:
     """Merge ``profiles[profile]`` into the spec: mappings merge key by key, lists are replaced,
-    and for ``datasets``/``methods`` a mapping keyed by label patches those items only."""
+    and for ``datasets``/``methods`` a mapping keyed by label patches those items only (a label
+    mapped to ``null`` removes the item)."""
     data = copy.deepcopy(data)
     if profile is None:
         return data
@@ -231,6 +232,7 @@ def apply_profile(data: dict[str, Any], profile: str | None) -> dict[str, Any]:
         if key in ("datasets", "methods") and isinstance(value, dict):
             items = data.get(key) or []
             labels = [it.get("name") or it.get(key[:-1]) for it in items if isinstance(it, dict)]
+            removed = set()
             for label, item_patch in value.items():
                 if label not in labels:
                     raise SpecError(
@@ -238,7 +240,11 @@ def apply_profile(data: dict[str, Any], profile: str | None) -> dict[str, Any]:
                         f"{closest(label, labels)}"
                     )
                 i = labels.index(label)
-                items[i] = _merge(items[i], item_patch)
+                if item_patch is None:
+                    removed.add(i)
+                else:
+                    items[i] = _merge(items[i], item_patch)
+            data[key] = [it for i, it in enumerate(items) if i not in removed]
         else:
             data[key] = _merge(data.get(key), value)
     return data

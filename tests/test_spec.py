@@ -38,6 +38,8 @@ def test_profile_patches_items_by_label_and_replaces_lists():
     assert out["methods"][0]["params"]["C"] == {"grid": [1]}
     assert out["datasets"][1]["params"]["features"] == [0]
     assert data["seeds"] == 5, "the original is left alone"
+    dropped = apply_profile(dict(data, profiles={"ci": {"datasets": {"wine": None}}}), "ci")
+    assert [d["dataset"] for d in dropped["datasets"]] == ["iris"]
     with pytest.raises(SpecError, match="no method labelled 'linn'"):
         apply_profile(dict(data, profiles={"ci": {"methods": {"linn": {}}}}), "ci")
 
