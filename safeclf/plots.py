@@ -31,8 +31,9 @@ def _figure(n_panels: int = 1):
 
 
 def _label(method: str, params: str, varying: list[str]) -> str:
+    """The method's label with the parameters that vary between its own rows."""
     p = json.loads(params)
-    shown = [f"{k[6:]}={p[k[6:]]}" for k in varying if k[6:] in p]
+    shown = [f"{k}={p[k]}" for k in varying if k in p]
     return method + (f" ({', '.join(shown)})" if shown else "")
 
 
@@ -49,14 +50,14 @@ def _numeric(frame, col):
 def bar(frame, spec: PlotEntry, fig_axes):
     fig, axes = fig_axes
     metric = spec.model_extra.get("metric", "test_error")
-    from safeclf.runs import varying_params
+    from safeclf.runs import varying_keys
 
-    varying = varying_params(frame)
+    varying = {m: varying_keys(g["params"]) for m, g in frame.groupby("method", sort=False)}
     for ax, (dataset, grp) in zip(axes, _ok(frame).groupby("dataset", sort=False)):
         labels, means, stds = [], [], []
         for (method, params), g in grp.groupby(["method", "params"], sort=False):
             v = _numeric(g, metric).dropna() if metric in g else []
-            labels.append(_label(method, params, varying))
+            labels.append(_label(method, params, varying[method]))
             means.append(np.mean(v) if len(v) else np.nan)
             stds.append(np.std(v, ddof=1) if len(v) > 1 else 0.0)
         x = np.arange(len(labels))

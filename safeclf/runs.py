@@ -169,11 +169,6 @@ def metric_columns(frame) -> list[str]:
     return [c for c in frame.columns if c not in fixed and not c.startswith("param.")]
 
 
-def varying_params(frame) -> list[str]:
-    return [c for c in frame.columns if c.startswith("param.")
-            and frame[c].astype(str).nunique(dropna=False) > 1]
-
-
 def summary_table(frame, metrics: list[str] | None = None):
     """Mean ± std over seeds and folds by dataset, method and parameters (as strings)."""
     import pandas as pd
@@ -182,7 +177,7 @@ def summary_table(frame, metrics: list[str] | None = None):
         return pd.DataFrame()
     metrics = metrics or metric_columns(frame)
     keys = ["dataset", "method", "params"]
-    varying = {m: _varying_keys(g["params"]) for m, g in frame.groupby("method", sort=False)}
+    varying = {m: varying_keys(g["params"]) for m, g in frame.groupby("method", sort=False)}
     out = []
     for key, group in frame.groupby(keys, sort=False, dropna=False):
         ok = group[group.status == "ok"]
@@ -196,7 +191,7 @@ def summary_table(frame, metrics: list[str] | None = None):
     return pd.DataFrame(out)
 
 
-def _varying_keys(params_column) -> list[str]:
+def varying_keys(params_column) -> list[str]:
     """Parameter names whose value differs between the rows of one method."""
     dicts = [json.loads(p) for p in params_column.unique()]
     keys = dict.fromkeys(k for d in dicts for k in d)
