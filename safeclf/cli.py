@@ -146,7 +146,7 @@ def compare(
         from safeclf.compare import compare as cmp
         from safeclf.compare import render
 
-        table, used = cmp([r for r in runs if r.is_dir() or not r.name.startswith(".")], metric, by)
+        table, used = cmp(runs, metric, by)
         if fmt is Format.table:
             _console().print(f"[bold]{used}[/] (mean over seeds; Δ = run − {runs[0].name})")
         typer.echo(render(table, used, fmt.value))

@@ -75,8 +75,8 @@ def preprocess(task: Task, how: str) -> Task:
 
     sparse = hasattr(task.train.X, "tocsr")
     if how == "minmax" and sparse:
-        raise DataError(f"dataset '{task.dataset}' is sparse: minmax would densify it; "
-                        "use preprocess: maxabs (or standardize, which keeps sparsity)")
+        raise DataError(f"dataset '{task.dataset}' is sparse and minmax would densify it; "
+                        "use maxabs (or standardize, which keeps sparsity)")
     scaler = {"standardize": StandardScaler(with_mean=not sparse), "minmax": MinMaxScaler(),
               "maxabs": MaxAbsScaler()}[how]
     scaler.fit(task.train.X)

@@ -161,8 +161,7 @@ def write_plots(spec: Spec, frame, details: dict, folder: Path) -> list[str]:
                     raise ValueError("its methods/datasets filter selects no rows")
                 fig = BUILTIN[p.kind](rows, p, _figure(rows["dataset"].nunique()))
             else:
-                fig, _ = _figure(1)
-                fig.axes[0].remove()
+                fig = plt.figure(figsize=(5.2, 3.8))
                 plugin_kinds[p.kind](frame, details, fig, **p.model_extra)
             fig.tight_layout()
             for ext in ("png", "svg"):

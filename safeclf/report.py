@@ -34,11 +34,8 @@ def print_outcome(console, outcome) -> None:
     from safeclf.runs import summary_table
 
     run_dir = outcome.run_dir
-    summary_md = (run_dir / "summary.md")
-    if outcome.results and summary_md.is_file():
-        import pandas as pd
-
-        frame = pd.read_parquet(run_dir / "metrics.parquet")
+    if outcome.results:
+        frame = outcome.table
         metrics = [c for c in outcome.shown_metrics if c in frame.columns][:6]
         summary = summary_table(frame, metrics)
         table = _table("Summary (mean ± std over seeds)", list(summary.columns))

@@ -43,22 +43,22 @@ class Outcome:
     expectations: list[dict]
     exit_code: int
     shown_metrics: list[str] = field(default_factory=list)
+    table: Any = None  # the metrics table (pandas DataFrame) written to the run folder
 
 
-def resolve(spec_path: str | Path | None, opts: Options) -> Spec:
-    """The spec to run: from the file (profile applied), or, when resuming, the run's own. A
-    spec given with ``--resume`` must describe the same jobs and metrics; its expectations and
-    plots (which may have been edited since) then replace the stored ones."""
+def resolve(spec_path: str | Path | None, opts: Options) -> tuple[Spec, Spec | None]:
+    """The spec to run, and the one stored in the run folder when resuming (else ``None``).
+    From the file (profile applied), or, when resuming, the run's own; a spec given with
+    ``--resume`` must describe the same jobs and metrics, and its expectations and plots (which
+    may have been edited since) then replace the stored ones."""
     if opts.resume is not None:
         stored = Path(opts.resume) / "spec.yaml"
         if not stored.is_file():
             raise SpecError(f"--resume: '{opts.resume}' is not a run folder (no spec.yaml)")
-        spec = parse(_stored_spec(Path(opts.resume)), str(stored))
+        spec = parse(_stored_spec(Path(opts.resume)))
         check(spec)
         if spec_path is not None:
             given = load_spec(spec_path, opts.profile)
-            if opts.name:
-                given.name = opts.name
             same_jobs = [j.id for j in expand(given)] == [j.id for j in expand(spec)]
             if not same_jobs or given.metrics != spec.metrics:
                 raise SpecError(
@@ -66,39 +66,35 @@ def resolve(spec_path: str | Path | None, opts: Options) -> Spec:
                     f"the jobs {'' if same_jobs else 'and metrics '}of the run in '{opts.resume}'"
                 )
             given.name = spec.name
-            return given
-        return spec
+            return given, spec
+        return spec, spec
     if spec_path is None:
         raise SpecError("give a spec file, or --resume RUN_DIR")
     spec = load_spec(spec_path, opts.profile)
     if opts.name:
         spec.name = parse(dict(spec.resolved(), name=opts.name)).name
-    return spec
+    return spec, None
 
 
 def preflight(spec: Spec) -> None:
     """Load every dataset once and check each method's needs, so bad input stops the run
     before any job starts (a :class:`SpecError` or :class:`DataError`, exit code 2)."""
     from safeclf import registry
-    from safeclf.jobs import load_dataset
+    from safeclf.jobs import load_dataset, preprocess, split_task
     from safeclf.plugin import CALIBRATION
     from safeclf.spec import grid_points
 
     for i, d in enumerate(spec.datasets):
-        try:
-            ds = load_dataset(d.model_dump(mode="json"))
+        entry = dict(d.model_dump(mode="json"), name=spec.dataset_label(i))
+        methods = [j for j in range(len(spec.methods)) if spec.runs_on(j, i)]
+        try:  # what every job does first, once: load, split, each preprocessing asked for
+            ds = load_dataset(entry)
+            for how in dict.fromkeys(spec.methods[j].preprocess or d.preprocess for j in methods):
+                preprocess(split_task(ds, entry, spec.seeds[0], 0 if d.split.folds else None), how)
         except DataError as exc:
             raise DataError(f"datasets[{i}] ({spec.dataset_label(i)}): {exc}") from None
-        if d.split.predefined and "split" not in ds.rows:
-            raise SpecError(f"datasets[{i}].split.predefined: dataset '{d.dataset}' has no "
-                            "predefined split; use test or folds")
-        for j, m in enumerate(spec.methods):
-            if not spec.runs_on(j, i):
-                continue
-            if hasattr(ds.X, "tocsr") and (m.preprocess or d.preprocess) == "minmax":
-                raise SpecError(
-                    f"datasets[{i}].preprocess: dataset '{spec.dataset_label(i)}' is sparse and "
-                    "minmax would densify it; use maxabs (or standardize, which keeps sparsity)")
+        for j in methods:
+            m = spec.methods[j]
             plugin = registry.get_method(m.method)
             needs = dict.fromkeys(n for point in grid_points(m.params, f"methods[{j}].params")
                                   for n in plugin.needs_for(point))
@@ -187,9 +183,9 @@ def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=
         log.close()
 
 
-def finish(spec: Spec, jobs: list[Job], run_dir: Path) -> tuple[list[dict], list[str], list[dict]]:
+def finish(spec: Spec, jobs: list[Job], run_dir: Path):
     """Read every job's record back, write the tables, plots and expectations; returns the
-    records, the plots that could not be drawn, and the expectation verdicts."""
+    records, the metrics table, the plots that could not be drawn, and the verdicts."""
     from safeclf import expect, plots
 
     results = []
@@ -198,18 +194,18 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path) -> tuple[list[dict], list
         if r is not None:
             results.append(r)
     frame = runs.results_table(results)
-    runs.write_tables(run_dir, frame, None)
+    runs.write_tables(run_dir, frame)
     problems = plots.write_plots(spec, frame, {r["id"]: r.get("details") or {} for r in results},
                                  run_dir / "plots")
     verdicts = expect.evaluate(spec, frame) if spec.expect else []
     if verdicts:
         expect.write(run_dir, verdicts)
-    return results, problems, verdicts
+    return results, frame, problems, verdicts
 
 
 def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
     """Validate, expand, run and report. Returns an :class:`Outcome` with the exit code."""
-    spec = resolve(spec_path, opts)
+    spec, stored = resolve(spec_path, opts)
     jobs = expand(spec)
     preflight(spec)
     if opts.dry_run:
@@ -219,7 +215,7 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
         run_dir = Path(opts.resume)
         manifest = _read_manifest(run_dir)
         manifest.setdefault("resumed", []).append({"command": opts.command, "time": started})
-        if spec.resolved() != parse(_stored_spec(run_dir)).resolved():
+        if spec.resolved() != stored.resolved():
             runs.write_yaml(run_dir / "spec.yaml", spec.resolved())
             manifest["resumed"][-1]["spec_updated"] = "expectations/plots replaced by the given spec"
     else:
@@ -234,7 +230,7 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
     pending = [j for j in jobs if j.id not in done]
     with _progress(console, len(jobs), len(done)) as tick:
         execute(spec, pending, run_dir, opts, tick)
-    results, plot_problems, verdicts = finish(spec, jobs, run_dir)
+    results, table, plot_problems, verdicts = finish(spec, jobs, run_dir)
     failed = sum(r["status"] != "ok" for r in results)
     manifest.update(end=time.strftime("%Y-%m-%dT%H:%M:%S%z"), ok=len(results) - failed,
                     failed=failed, skipped_on_resume=len(done), plot_problems=plot_problems)
@@ -242,7 +238,7 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
     unmet = sum(v["verdict"] != "pass" for v in verdicts)
     code = 1 if failed or (opts.check and unmet) else 0
     return Outcome(run_dir, jobs, results, failed, verdicts, code,
-                   [f"test_{m}" for m in spec.metrics])
+                   [f"test_{m}" for m in spec.metrics], table)
 
 
 def _stored_spec(run_dir: Path) -> dict:

@@ -221,7 +221,7 @@ def _mean_std(values) -> str:
     return f"{values.mean():.4g} ± {values.std(ddof=1):.2g}"
 
 
-def write_tables(run_dir: Path, frame, metrics: list[str]) -> None:
+def write_tables(run_dir: Path, frame) -> None:
     """metrics.csv, metrics.parquet and summary.md, each written atomically."""
     atomic_write(run_dir / "metrics.csv", frame.to_csv(index=False))
     tmp = run_dir / ".metrics.parquet.tmp"
@@ -231,7 +231,7 @@ def write_tables(run_dir: Path, frame, metrics: list[str]) -> None:
             parquet_frame[c] = parquet_frame[c].map(lambda v: None if v is None else str(v))
     parquet_frame.to_parquet(tmp, index=False)
     os.replace(tmp, run_dir / "metrics.parquet")
-    summary = summary_table(frame, metrics)
+    summary = summary_table(frame)
     text = "# Summary\n\nMean ± std over seeds and folds; `jobs` counts successful/all.\n\n"
     text += to_markdown(summary) if not summary.empty else "(no jobs)"
     atomic_write(run_dir / "summary.md", text + "\n")

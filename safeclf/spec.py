@@ -288,7 +288,7 @@ _MESSAGE_FIXES = (
 _UNION_NOISE = ("is_instance_of", "model_type", "dict_type", "model_attributes_type")
 
 
-def _friendly(exc: ValidationError, data: dict) -> str:
+def _friendly(exc: ValidationError) -> str:
     errors = exc.errors()
     specific = [e for e in errors if e["type"] not in _UNION_NOISE] or errors
     err = min(specific, key=lambda e: (e["type"] == "extra_forbidden", len(e["loc"])))
@@ -334,18 +334,18 @@ def _model_at(loc) -> type[BaseModel] | None:
     return model if isinstance(model, type) else None
 
 
-def parse(data: dict[str, Any], source: str = "spec") -> Spec:
+def parse(data: dict[str, Any]) -> Spec:
     """Structure check of already-profiled data; raises :class:`SpecError`."""
     try:
         return Spec.model_validate(data)
     except ValidationError as exc:
-        raise SpecError(_friendly(exc, data)) from None
+        raise SpecError(_friendly(exc)) from None
 
 
 def load_spec(path: str | Path, profile: str | None = None, check_names: bool = True) -> Spec:
     """Read, profile, parse and (by default) check every name and parameter of a spec file."""
     data = apply_profile(read_yaml(path), profile)
-    spec = parse(data, str(path))
+    spec = parse(data)
     if check_names:
         check(spec)
     return spec
