@@ -29,8 +29,11 @@ def _column(frame, key: str) -> str:
 
 
 def _matches(series, value):
-    if isinstance(value, list):
-        return series.isin(value) | np.any([_matches(series, v) for v in value], axis=0)
+    if isinstance(value, list):  # any of the values
+        hit = np.zeros(len(series), dtype=bool)
+        for v in value:
+            hit |= _matches(series, v)
+        return hit
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         numeric = series.map(
             lambda v: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan)

@@ -77,3 +77,12 @@ def test_tolerance_relaxes_a_comparison_operator():
     (v,) = evaluate(_spec({"metric": "err", "where": {"form": "A"}, "<=": 0.06, "tolerance": 0.05}),
                     table)
     assert v["verdict"] == "pass" and v["condition"] == "<= 0.06 + 0.05"
+
+
+def test_where_accepts_a_list_of_values():
+    table = _table()
+    (v,) = evaluate(_spec({"metric": "err", "where": {"form": ["A", "B"], "eps": [0.1]},
+                           "agg": "count", ">=": 4}), table)
+    assert v["measured"] == 4 and v["verdict"] == "pass"
+    (none,) = evaluate(_spec({"metric": "err", "where": {"form": []}, "<=": 1}), table)
+    assert none["why"] == "no rows match"
