@@ -9,7 +9,7 @@ from safeclf.data import Task
 from safeclf.datasets.uncertain import load_breast_cancer_intervals, load_uncertain_synthetic
 from safeclf.errors import DataError
 from safeclf.methods.robust_socp import FORMULATIONS, RobustSOCPClassifier, Uncertainty, plugin
-from safeclf.methods.robust_socp.clarabel_path import solve_clarabel
+from safeclf.methods.robust_socp.clarabel_path import conic_problem, solve_clarabel
 from safeclf.methods.robust_socp.cvxpy_model import solve_cvxpy
 from safeclf.methods.robust_socp.evaluation import radii, support_function
 from safeclf.methods.robust_socp.formulations import problem_data
@@ -88,6 +88,21 @@ def test_cvxpy_and_clarabel_reach_the_same_optimum(name, mixed):
     a, b = solve_cvxpy(data, 2.0), solve_clarabel(data, 2.0)
     assert abs(a.objective - b.objective) <= 1e-6 * abs(a.objective)
     assert np.allclose(a.w, b.w, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["MM-SBMV", "MM-SBMV-I", "SVM"])
+def test_fast_path_has_no_dense_column(name):
+    """Every point's rows use w and b; the fast path gives groups of points their own copies,
+    so no column of A holds more than a few groups' worth of entries (a dense column makes
+    Clarabel's ordering of the KKT system slow), and the optimum is unchanged."""
+    m, n = 900, 4
+    unc, X, y = small_problem(m=m, n=n, seed=5)
+    data = problem_data(name, unc, X, y, 0.1)
+    P, q, A, b, cones = conic_problem(data, 1.0)
+    per_column = np.diff(A.tocsc().indptr)
+    assert per_column.max() <= 6 * np.sqrt(m)  # (the head rows alone put m = 900 in b's)
+    a = solve_cvxpy(data, 1.0)
+    assert abs(a.objective - solve_clarabel(data, 1.0).objective) <= 1e-6 * a.objective
 
 
 def test_feasible_sets_order_the_optima():
