@@ -105,6 +105,24 @@ def test_fast_path_has_no_dense_column(name):
     assert abs(a.objective - solve_clarabel(data, 1.0).objective) <= 1e-6 * a.objective
 
 
+@pytest.mark.parametrize("name", sorted(FORMULATIONS))
+def test_working_set_rounds_reach_the_full_optimum(name, monkeypatch):
+    """Constraint generation over points (a small first working set forces several rounds)
+    ends at the optimum of the problem with every point, as the cvxpy model solves it."""
+    import safeclf.methods.robust_socp.clarabel_path as fast
+
+    monkeypatch.setattr(fast, "FIRST", 12)
+    sizes = []
+    solve = fast._solve
+    monkeypatch.setattr(fast, "_solve", lambda d, C, s=None: sizes.append(d.shape[0]) or solve(d, C, s))
+    unc, X, y = small_problem(m=150, n=3, seed=6, mixed=True)
+    data = problem_data(name, unc, X, y, 0.1)
+    got, ref = fast.solve_clarabel(data, 1.0), solve_cvxpy(data, 1.0)
+    assert len(sizes) >= 2 and max(sizes) < 150
+    assert abs(got.objective - ref.objective) <= 1e-6 * ref.objective
+    assert np.allclose(got.w, ref.w, atol=1e-4) and got.xi.shape == (150,)
+
+
 def test_feasible_sets_order_the_optima():
     unc, X, y = small_problem(seed=3)
     obj = {f: solve_clarabel(problem_data(f, unc, X, y, 0.05), 1.0).objective for f in FORMULATIONS}

@@ -16,16 +16,30 @@ Every point's rows use w (and b, v), so those columns of A are dense, and a dens
 the fill-reducing ordering of Clarabel's KKT system slow (2.7 of 5 seconds at m = 2,000,
 n = 20). :func:`_localise` gives each group of about √m points its own copy of them, tied to
 the original by equality rows: the optimum is the same and no column is dense.
+
+Most points end strictly inside the margin, where their constraint does not bind, so
+:func:`solve_clarabel` solves on a working set of points and adds the ones the solution
+violates (checked in closed form with the support function of each point's set) until none is:
+at m = 2,000 the solves see about 500 points, and the time grows with the support vectors
+rather than with m.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
 
 from safeclf.errors import InfeasibleError, SolverError
 from safeclf.methods.robust_socp.cvxpy_model import Solution
+from safeclf.methods.robust_socp.evaluation import set_support
 from safeclf.methods.robust_socp.formulations import ProblemData
+
+#: constraint generation (:func:`solve_clarabel`): the first working set's size, the band
+#: around the margin whose points join it, and the constraint value above which a point's
+#: constraint is violated (Clarabel's feasibility tolerance)
+FIRST, BAND, VIOLATION = 400, 0.1, 1e-8
 
 
 class _Rows:
@@ -194,13 +208,55 @@ def conic_problem(data: ProblemData, C: float):
     return P, q, A, b, cones
 
 
+def constraint_values(data: ProblemData, w, b: float) -> np.ndarray:
+    """1 + yᵢb + σᵢ(−yᵢw), σᵢ the support function of point i's uncertainty set (Lemma 2,
+    or Lemma 3 for "-I"): point i's constraint at ξᵢ = 0, satisfied when ≤ 0."""
+    d = -data.y[:, None] * np.asarray(w, float)[None, :]
+    return 1.0 + data.y * b + set_support(d, data.mean_lo, data.mean_hi, data.D,
+                                          data.lower, data.upper)
+
+
+def _rows_of(data: ProblemData, idx) -> ProblemData:
+    box = {} if data.lower is None else {"lower": data.lower[idx], "upper": data.upper[idx]}
+    return replace(data, y=data.y[idx], mean_lo=data.mean_lo[idx], mean_hi=data.mean_hi[idx],
+                   D=data.D[idx], **box)
+
+
 def solve_clarabel(data: ProblemData, C: float, settings: dict | None = None) -> Solution:
+    """Constraint generation over points. Solve on a random working set of ``FIRST`` points;
+    keep the points within ``BAND`` of the margin at that solution; then, round after round,
+    add every point within ``BAND`` of the margin (the violators among them) and solve again.
+    A point outside the working set costs nothing in the objective when its constraint holds
+    at ξ = 0, so once none is violated the working set's optimum is the whole problem's."""
+    m, n = data.shape
+    if m <= 2 * FIRST:
+        return _solve(data, C, settings)
+    work = np.zeros(m, bool)
+    work[np.random.default_rng(0).choice(m, FIRST, replace=False)] = True
+    first = True
+    while True:
+        idx = np.flatnonzero(work)
+        sol = _solve(_rows_of(data, idx), C, settings)
+        g = constraint_values(data, sol.w, sol.b)
+        if not np.any(~work & (g > VIOLATION)):
+            xi = np.maximum(g, 0.0)
+            xi[idx] = sol.xi
+            w = sol.w
+            return Solution(w, sol.b, xi, float(0.5 * w @ w + C * xi.sum()), sol.status)
+        near = g > -BAND
+        work = near if first else work | near
+        first = False
+
+
+def _solve(data: ProblemData, C: float, settings: dict | None = None) -> Solution:
     import clarabel
 
     m, n = data.shape
     ib, ixi = n, n + 1
     opts = clarabel.DefaultSettings()
     opts.verbose = False
+    # "auto" picks faer for some small problems, 20× slower than qdldl on these (and 2 threads)
+    opts.direct_solve_method = "qdldl"
     for key, val in (settings or {}).items():
         setattr(opts, key, val)
     sol = clarabel.DefaultSolver(*conic_problem(data, C), opts).solve()

@@ -57,7 +57,7 @@ def solve_cvxpy(data: ProblemData, C: float) -> Solution:
         ]
     prob = cp.Problem(objective, cons)
     try:
-        prob.solve(solver=cp.CLARABEL)
+        prob.solve(solver=cp.CLARABEL, direct_solve_method="qdldl")  # as the fast path
     except cp.error.SolverError as exc:
         raise SolverError(f"{data.formulation.name}: cvxpy/Clarabel failed ({exc})") from None
     if prob.status in ("infeasible", "infeasible_inaccurate"):

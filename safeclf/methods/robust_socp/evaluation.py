@@ -34,14 +34,22 @@ def support_function(unc: Uncertainty, d, epsilon: float, kind: str = "intersect
                      rho=None):
     """σ(dᵢ) = max of dᵢᵀx over point i's uncertainty set, for each point (d: (m, n) or (n,));
     ``rho`` = :func:`radii` when already computed."""
-    d = np.broadcast_to(np.asarray(d, float), unc.shape)
-    l, u, lo, hi = unc.lower, unc.upper, unc.mean_lo, unc.mean_hi
-    box = np.maximum(l * d, u * d).sum(axis=1)
     if kind == "box":
-        return box
+        return set_support(d, unc.lower, unc.upper, np.zeros(unc.shape))
     rho = radii(unc, epsilon) if rho is None else rho
-    if kind == "ellipsoids":
-        return np.maximum(lo * d, hi * d).sum(axis=1) + np.linalg.norm(rho * d, axis=1)
+    box = (unc.lower, unc.upper) if kind == "intersection" else (None, None)
+    return set_support(d, unc.mean_lo, unc.mean_hi, rho, *box)
+
+
+def set_support(d, lo, hi, rho, lower=None, upper=None):
+    """max of dᵢᵀx over the union of the ellipsoids {µ + ρᵢ ∘ u : ‖u‖ ≤ 1}, µ ∈ [loᵢ, hiᵢ],
+    intersected with the box [lowerᵢ, upperᵢ] when one is given; one value per row."""
+    d = np.broadcast_to(np.asarray(d, float), np.shape(lo))
+    union = np.maximum(lo * d, hi * d).sum(axis=1) + np.linalg.norm(rho * d, axis=1)
+    if lower is None:
+        return union
+    l, u = lower, upper
+    box = np.maximum(l * d, u * d).sum(axis=1)
     # intersection: per coordinate, move from the adverse mean bound towards the box edge
     start = np.where(d >= 0, hi, lo)
     gap = np.where(d >= 0, u - hi, lo - l)  # room to the box edge, ≥ 0
@@ -63,8 +71,8 @@ def support_function(unc: Uncertainty, d, epsilon: float, kind: str = "intersect
         return (t * t).sum(axis=1)
 
     # g decreases in λ; bracket in log λ and bisect
-    lam_lo = np.full(unc.shape[0], 1e-300)
-    lam_hi = np.maximum((ad * rho).max(axis=1), 1e-300) * 1e3 + 1e-300
+    lam_lo = np.full(d.shape[0], 1e-300)
+    lam_hi = np.maximum((ad * rho).max(axis=1, initial=0.0), 1e-300) * 1e3 + 1e-300
     for _ in range(200):
         mid = np.sqrt(lam_lo * lam_hi)
         big = g(mid) > 1.0
@@ -73,7 +81,7 @@ def support_function(unc: Uncertainty, d, epsilon: float, kind: str = "intersect
             break
     moved = np.where(corner[:, None], np.where(ad > 0, gap, 0.0), step(lam_hi))
     x = start + np.sign(d) * moved
-    return np.minimum((d * x).sum(axis=1), box)
+    return np.minimum(np.minimum((d * x).sum(axis=1), box), union)
 
 
 def score_ranges(unc: Uncertainty, w, b, epsilon, kind="intersection"):
