@@ -15,7 +15,7 @@ from safeclf.datasets.synthetic import load_checkerboard
 from safeclf.datasets.toy import load_iris, load_wine
 from safeclf.errors import DataError
 from safeclf.methods.proset import ProsetClassifier, plugin
-from safeclf.methods.proset.objective import BatchObjective, kernel_sum
+from safeclf.methods.proset.objective import BatchObjective, exp_floored, kernel_sum
 from safeclf.methods.proset.sampling import bin_counts, check_min_cases, draw_candidates
 from safeclf.methods.proset.search import one_standard_error
 
@@ -127,6 +127,17 @@ def test_float32_products_agree_with_float64():
                                     chunk_bytes=4 * 60 * 30)(theta)
     assert loss32 == pytest.approx(loss64, rel=1e-6)
     assert np.max(np.abs(grad32 - grad64)) < 1e-5 * np.max(np.abs(grad64))
+
+
+def test_float32_exponential_is_accurate_and_floored():
+    x = np.r_[np.linspace(-60.0, 0.0, 1_000_000), -1e-30, 1e-7, -59.999, -60.0, -75.0,
+              -1e4].astype(np.float32)
+    got = exp_floored(x.reshape(-1, 2).copy(), -60.0).ravel()      # the compiled float32 pass
+    exact = np.exp(np.maximum(x.astype(np.float64), -60.0))
+    assert got.dtype == np.float32
+    assert np.max(np.abs(got / exact - 1.0)) < 1.5 * np.finfo(np.float32).eps
+    assert np.all(got[x <= -60.0] == got[x == -60.0][0])          # below the floor: exp(floor)
+    np.testing.assert_array_equal(exp_floored(x.astype(np.float64), -60.0), exact)
 
 
 def test_kernel_sum_matches_direct_evaluation():

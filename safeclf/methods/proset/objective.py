@@ -36,6 +36,7 @@ X^2 terms (a per-point sum), the cross term sum_j (X^T B)_{dj} w_j s_jd and S^2 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 #: Default bytes for one chunk buffer (a few chunk rows times all candidates): small enough for
 #: the passes after the product that fills it to read it from L2 (512 KiB measured fastest on
@@ -46,6 +47,42 @@ CHUNK_BYTES = 1 << 19
 def _exp_floor(dtype) -> float:
     """The smallest exponent used: exp(floor) times a weight stays a normal number."""
     return -60.0 if np.dtype(dtype) == np.float32 else -500.0
+
+
+def exp_floored(E, floor):
+    """E <- exp(max(E, floor)) in place. Kernel values below exp(floor) are negligible next to
+    q >= p0_k, but as subnormal numbers they would slow every later product by an order of
+    magnitude. float32 arrays (C-contiguous) go through one compiled pass, float64 through
+    numpy."""
+    if E.dtype == np.float32 and E.flags.c_contiguous:
+        _exp_floored_f32(E.reshape(-1), np.float32(floor))
+    else:
+        np.maximum(E, floor, out=E)
+        np.exp(E, out=E)
+    return E
+
+
+_LOG2E = np.float32(1.4426950408889634)
+_LN2_HI = np.float32(0.693359375)        # ln 2 split in two (Cody-Waite): k * _LN2_HI is exact
+_LN2_LO = np.float32(-2.12194440e-4)
+
+
+@njit(cache=True, fastmath={"nnan", "ninf", "nsz", "contract"})
+def _exp_floored_f32(f, floor):
+    """f[t] <- exp(max(f[t], floor)) for float32, floor >= -87 (results stay normal numbers),
+    in one loop the compiler vectorises: exp(x) = 2^k exp(r), k = round(x / ln 2),
+    |r| <= ln 2 / 2, exp(r) by its Taylor polynomial to degree 7 (relative error below 1e-7,
+    about numpy's float32 exp), 2^k added to the exponent bits. Without a floor pass and with
+    wider vectors this is about twice as fast as np.maximum + np.exp."""
+    bits = f.view(np.int32)
+    for t in range(f.size):
+        x = max(f[t], floor)
+        k = np.floor(x * _LOG2E + np.float32(0.5))
+        r = (x - k * _LN2_HI) - k * _LN2_LO
+        f[t] = np.float32(1.0) + r * (np.float32(1.0) + r * (np.float32(1 / 2) + r * (
+            np.float32(1 / 6) + r * (np.float32(1 / 24) + r * (np.float32(1 / 120) + r * (
+                np.float32(1 / 720) + r * np.float32(1 / 5040)))))))
+        bits[t] = bits[t] + (np.int32(k) << 23)
 
 
 class BatchObjective:
@@ -155,10 +192,7 @@ class BatchObjective:
             m = r1 - r0
             E = self._buf[:m]
             np.matmul(left[r0:r1], right, out=E)
-            # kernel values below exp(floor) are negligible next to q >= p0_k, but as
-            # subnormal numbers they would slow every later product by an order of magnitude
-            np.maximum(E, self.floor, out=E)
-            np.exp(E, out=E)                                 # K_nj (eq_kernel)
+            exp_floored(E, self.floor)                       # K_nj (eq_kernel)
             kw = self._kw[:m]                                # (K W)_nk: one product per class
             for k in range(K):
                 np.matmul(E[:, cs[k]:cs[k + 1]], wd[cs[k]:cs[k + 1]], out=kw[:, k])
@@ -228,7 +262,7 @@ def kernel_sum(X, prototypes, features, weights, onehot, out, dtype=np.float64,
         left[:, da] = 1.0
         left[:, da + 1] = -0.5 * ((xc ** 2) @ v2)
         E = left @ right
-        np.clip(E, _exp_floor(np.dtype(dtype)), 0.0, out=E)
-        np.exp(E, out=E)
+        np.minimum(E, 0.0, out=E)
+        exp_floored(E, _exp_floor(np.dtype(dtype)))
         out[r0:r0 + rows] += E @ Wk
     return out
