@@ -53,7 +53,8 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
     max_batches, n_search, cv, n_jobs  the search grid, stage-1 sample size, folds, parallel jobs
     solver_factr, max_iter              L-BFGS-B's factr (ftol = factr · machine ε) and iterations
     solver_memory                       L-BFGS-B's number of stored corrections (maxcor)
-    weight_scale                        L-BFGS-B sees w / weight_scale (a diagonal preconditioner)
+    weight_scale                        L-BFGS-B sees w / weight_scale (a diagonal preconditioner;
+                                       prototype weights end at ~10-1000)
     merge_tol : float >= 0             max-norm tolerance of the clean-up merging
     dtype : "float64" | "float32"      precision of the kernel matrix products
     blas_threads : int or None         BLAS threads while fitting/predicting (None: unchanged)
@@ -98,7 +99,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, n_batches=1, n_candidates=1000, max_fraction=0.5, lambda_v=1e-3,
                  lambda_w=1e-8, alpha_v=0.95, alpha_w=0.95, search="none", max_batches=10,
                  n_search=50, cv=5, n_jobs=None, solver_factr=1e7, solver_memory=50,
-                 weight_scale=10.0, max_iter=15000,
+                 weight_scale=300.0, max_iter=15000,
                  merge_tol=1e-6, dtype="float64", blas_threads=1, engine="safeclf",
                  random_state=None):
         self.n_batches = n_batches
@@ -407,8 +408,14 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
 
 def _lbfgsb(obj, theta0, D, weight_scale, memory, factr, max_iter):
     """Minimise ``obj`` over theta >= 0 by L-BFGS-B. The solver works on (v, w / weight_scale):
-    the same problem, but prototype weights end far above their start value 1 and without the
-    rescaling L-BFGS-B's curvature estimate needs several times more iterations."""
+    the same problem, diagonally preconditioned. Prototype weights start at 1 but mostly end one to
+    three orders of magnitude higher (median 60-200, 90th percentile 400-480 on Checker,
+    XOR 6f and Digits), feature weights at ~0.3-16; with w / 300 both are of order one.
+    Measured (B = 1, M = 1,000, float32, seeds 0 and 1), against w / 10: 2.6-5x fewer iterations
+    on Digits, 2.2-3.1x on XOR 6f, on Checker 0.9x and 2.2x as many; final objective lower on
+    5 of the 6 runs, 8e-5 higher on the other. Without rescaling, L-BFGS-B needed 3.5x the
+    iterations of w / 10 on XOR 6f and, on Digits, stopped on a plateau at objective 0.107
+    (w / 300: 0.073)."""
     scale = np.r_[np.ones(D), np.full(theta0.size - D, float(weight_scale))]
 
     def scaled(x):
