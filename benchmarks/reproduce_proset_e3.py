@@ -1,8 +1,8 @@
 """Reproduce the report's experiment E3 (full two-stage hyperparameter search) for the
 prototype set classifier: `safeclf run configs/proset_benchmark.yaml --profile e3 --check`.
 
-Stage 1 fits 50 (λ_v, λ_w) pairs × 5 folds with B = 1 per data set, stage 2 B ∈ 0..10; folds
-run in parallel. Expect an hour or more on 2 cores. Exit code: the runner's (1 when an
+Stage 1 fits 50 (λ_v, λ_w) pairs × 5 folds with B = 1 per data set and seed (5 seeds), stage 2
+B ∈ 0..10; folds run in parallel. About an hour on 2 cores. Exit code: the runner's (1 when an
 expectation is missed).
 """
 
