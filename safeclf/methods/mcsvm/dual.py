@@ -171,14 +171,7 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, X, code, gamma, de
             w = W[t]
             f = F[t] - c * (np.float64(rowi[w]) - np.float64(rowj[w]))
             F[t] = f
-            fu = f if upn[t] else -np.inf
-            fl = f if lown[t] else np.inf
-            if fu > Fi:
-                Fi, i = fu, t
-            if fl < Flo:
-                Flo = fl
-            lows[nl] = t
-            nl += lown[t]
+            i, Fi, Flo, nl = _visit(t, f, upn[t], lown[t], i, Fi, Flo, nl, lows)
         ahead = True
         pairs += 1
     return pairs
@@ -226,25 +219,33 @@ def _scan(F, up, low, lows):
     listed in order in ``lows``); (−1, −inf, inf, 0) when empty."""
     i, Fi, Flo, nl = -1, -np.inf, np.inf, 0
     for t in range(F.size):
-        f = F[t]
-        fu = f if up[t] else -np.inf
-        fl = f if low[t] else np.inf
-        if fu > Fi:
-            Fi, i = fu, t
-        if fl < Flo:
-            Flo = fl
-        lows[nl] = t
-        nl += low[t]
+        i, Fi, Flo, nl = _visit(t, F[t], up[t], low[t], i, Fi, Flo, nl, lows)
     return i, Fi, Flo, nl
+
+
+@njit(cache=True, inline="always")
+def _visit(t, f, up, low, i, Fi, Flo, nl, lows):
+    """One point of a block scan (see :func:`_scan`): the running argmax/max over I_up, min
+    over I_low, and the I_low list."""
+    fu = f if up else -np.inf  # selects, not branches on membership: the loop stays tight
+    fl = f if low else np.inf
+    if fu > Fi:
+        i, Fi = t, fu
+    if fl < Flo:
+        Flo = fl
+    lows[nl] = t
+    return i, Fi, Flo, nl + low
+
+
+@njit(cache=True, inline="always")
+def _member(at, ct, pos):
+    """(t ∈ I_up(k), t ∈ I_low(k)) for α_tk = ``at``, C_tk = ``ct``, y_t > 0 when ``pos``."""
+    return (at < ct, at > 0.0) if pos else (at > 0.0, at < ct)
 
 
 @njit(cache=True)
 def _flags(a, C, pos, upf, lowf, b, t):
-    at, ct = a[b, t], C[b, t]
-    if pos[t]:
-        upf[b, t], lowf[b, t] = at < ct, at > 0.0
-    else:
-        upf[b, t], lowf[b, t] = at > 0.0, at < ct
+    upf[b, t], lowf[b, t] = _member(a[b, t], C[b, t], pos[t])
 
 
 @njit(cache=True)
@@ -258,15 +259,13 @@ def _top(v, k, mark):
 
 
 @njit(cache=True)
-def _solve(y, C, eta, tol, max_iter, q, alpha, F, kdiag, X, code, gamma, degree, coef0,
+def _solve(y, C, eta, tol, max_iter, q, alpha, F, mk, Mk, kdiag, X, code, gamma, degree, coef0,
            store, slot_of, owner, last_used, state):
-    """The outer decomposition loop, in place on ``alpha`` (m, n) and ``F`` (n,).
-    Returns (status, outer iterations, pairs, gap); status 0 converged, 1 no progress,
-    2 max_iter reached."""
+    """The outer decomposition loop, in place on ``alpha`` (m, n), ``F`` (n,) and the block
+    extremes ``mk``, ``Mk`` (m,) of the last iterate. Returns (status, outer iterations, pairs,
+    gap); status 0 converged, 1 no progress, 2 max_iter reached."""
     m, n = C.shape
     pos = y > 0
-    mk = np.empty(m)
-    Mk = np.empty(m)
     vu = np.empty(n)
     vl = np.empty(n)
     mark = np.zeros(n, dtype=np.bool_)
@@ -279,8 +278,7 @@ def _solve(y, C, eta, tol, max_iter, q, alpha, F, kdiag, X, code, gamma, degree,
         for k in range(m):
             hi, lo = -np.inf, np.inf
             for t in range(n):
-                at, ct = alpha[k, t], C[k, t]
-                up, low = (at < ct, at > 0.0) if pos[t] else (at > 0.0, at < ct)
+                up, low = _member(alpha[k, t], C[k, t], pos[t])
                 if up and F[t] > hi:
                     hi = F[t]
                 if low and F[t] < lo:
@@ -295,8 +293,7 @@ def _solve(y, C, eta, tol, max_iter, q, alpha, F, kdiag, X, code, gamma, degree,
             for t in range(n):
                 vu[t], vl[t] = -np.inf, -np.inf
                 for k in range(m):
-                    at, ct = alpha[k, t], C[k, t]
-                    up, low = (at < ct, at > 0.0) if pos[t] else (at > 0.0, at < ct)
+                    up, low = _member(alpha[k, t], C[k, t], pos[t])
                     if up:
                         vu[t] = max(vu[t], F[t] - Mk[k])
                     if low:
@@ -342,19 +339,15 @@ def solve_dual(cache, y, C, eta, tol=1e-3, max_iter=100_000, working_set=128) ->
     alpha = np.zeros((m, n))
     F = y.copy()  # at α = 0, w = 0 so F = y
     q = int(min(max(working_set, 2), n))
+    mk, Mk = np.empty(m), np.empty(m)  # max over I_up(k), min over I_low(k) of F
     status, outer, n_pairs, gap = _solve(y, C, float(eta), float(tol), int(max_iter), q, alpha, F,
-                                         cache.diag, *cache.arrays())
+                                         mk, Mk, cache.diag, *cache.arrays())
     if status == 1:
         raise SolverError(f"MC-SVM dual solver made no progress at KKT gap {gap:.3g}")
     if status == 2:
         raise SolverError(
             f"MC-SVM dual solver reached max_iter={max_iter} with KKT gap {gap:.3g} > tol={tol}"
         )
-    pos = y > 0
-    up = np.where(pos, alpha < C, alpha > 0)
-    low = np.where(pos, alpha > 0, alpha < C)
-    mk = np.where(up, F, -np.inf).max(axis=1)
-    Mk = np.where(low, F, np.inf).min(axis=1)
     b = np.empty(m)
     for k in range(m):
         free = (alpha[k] > 0) & (alpha[k] < C[k])
