@@ -50,9 +50,9 @@ def _numeric(frame, col):
 def bar(frame, spec: PlotEntry, fig_axes):
     fig, axes = fig_axes
     metric = spec.model_extra.get("metric", "test_error")
-    from safeclf.runs import varying_keys
+    from safeclf.runs import varying_by_method
 
-    varying = {m: varying_keys(g["params"]) for m, g in frame.groupby("method", sort=False)}
+    varying = varying_by_method(frame)
     for ax, (dataset, grp) in zip(axes, _ok(frame).groupby("dataset", sort=False)):
         labels, means, stds = [], [], []
         for (method, params), g in grp.groupby(["method", "params"], sort=False):

@@ -53,12 +53,12 @@ def print_outcome(console, outcome) -> None:
         if len(failures) > 10:
             console.print(f"  ... and {len(failures) - 10} more (see run.log)")
     if outcome.expectations:
+        from rich.text import Text
+
         table = _table("Expectations", ["expectation", "group", "measured", "condition", "verdict"])
         for v in outcome.expectations:
             style = "green" if v["verdict"] == "pass" else "bold red"
             measured = "nan" if v["measured"] != v["measured"] else f"{v['measured']:.4g}"
-            from rich.text import Text
-
             verdict = Text(v["verdict"], style=style) + Text(f" ({v['why']})" if v["why"] else "")
             table.add_row(*_cells(v["expectation"], v["group"], measured, v["condition"]), verdict)
         console.print(table)

@@ -177,7 +177,7 @@ def summary_table(frame, metrics: list[str] | None = None):
         return pd.DataFrame()
     metrics = metrics or metric_columns(frame)
     keys = ["dataset", "method", "params"]
-    varying = {m: varying_keys(g["params"]) for m, g in frame.groupby("method", sort=False)}
+    varying = varying_by_method(frame)
     out = []
     for key, group in frame.groupby(keys, sort=False, dropna=False):
         ok = group[group.status == "ok"]
@@ -189,6 +189,11 @@ def summary_table(frame, metrics: list[str] | None = None):
             row[m] = _mean_std(values)
         out.append(row)
     return pd.DataFrame(out)
+
+
+def varying_by_method(frame) -> dict[str, list[str]]:
+    """For each method, the parameter names whose value differs between its rows."""
+    return {m: varying_keys(g["params"]) for m, g in frame.groupby("method", sort=False)}
 
 
 def varying_keys(params_column) -> list[str]:

@@ -16,6 +16,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from safeclf.conic import solve_conic
 from safeclf.errors import SolverError
 
 
@@ -64,13 +65,8 @@ def solve_primal(Phi, y, C, eta, return_iterations=False):
         sp.hstack([sp.csr_matrix((m * n, p + m)), -sp.eye(m * n)]),
     ]).tocsc()
     rhs = np.r_[-np.ones(m * n), np.zeros(m * n)]
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    solver = clarabel.DefaultSolver(P, q, A, rhs, [clarabel.NonnegativeConeT(2 * m * n)], settings)
-    sol = solver.solve()
-    status = str(sol.status)
-    if status not in ("Solved", "AlmostSolved"):
-        raise SolverError(f"MC-SVM primal: Clarabel ended with status {status}")
+    sol, _ = solve_conic(P, q, A, rhs, [clarabel.NonnegativeConeT(2 * m * n)], "MC-SVM primal",
+                         ("Solved", "AlmostSolved"))
     x = np.asarray(sol.x)
     assert x.size == nx
     if return_iterations:

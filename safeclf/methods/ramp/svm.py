@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from safeclf.conic import solve_conic
+
 
 @dataclass
 class SVMResult:
@@ -76,8 +78,6 @@ def _clarabel_svm(X, a_pos, a_neg, lam, intercept_scaling):
     min λ/2 (‖w‖² + (b/s)²) + Σ a_i ξ_i  s.t.  ξ_i ≥ ½ − y_i (⟨w, x_i⟩ + b),  ξ ≥ 0."""
     import clarabel
 
-    from safeclf.errors import SolverError
-
     d = X.shape[1]
     s = float(intercept_scaling)
     idx_pos = np.flatnonzero(a_pos > 0)
@@ -98,13 +98,8 @@ def _clarabel_svm(X, a_pos, a_neg, lam, intercept_scaling):
     A = sp.vstack([sp.hstack(blocks), sp.hstack([sp.csr_matrix((r, d + nb)), -eye])],
                   format="csc")
     rhs = np.r_[np.full(r, -0.5), np.zeros(r)]
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    sol = clarabel.DefaultSolver(P, q, A, rhs, [clarabel.NonnegativeConeT(2 * r)],
-                                 settings).solve()
-    status = str(sol.status)
-    if status not in ("Solved", "AlmostSolved"):
-        raise SolverError(f"ramp: the inner SVM (Clarabel) ended with status '{status}'")
+    sol, status = solve_conic(P, q, A, rhs, [clarabel.NonnegativeConeT(2 * r)],
+                              "ramp: the inner SVM", ("Solved", "AlmostSolved"))
     x = np.asarray(sol.x)
     w, b = x[:d], (float(x[d]) if nb else 0.0)
     z = np.asarray(X @ w).ravel() + b

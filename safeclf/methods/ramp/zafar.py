@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from safeclf.conic import solve_conic
 from safeclf.errors import DataError, SolverError
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
 from safeclf.plugin import MethodPlugin
@@ -68,13 +69,7 @@ def solve_clarabel(X, y_pm, xbar, c, lam):
         sp.hstack([sp.csr_matrix(np.vstack([xbar, -xbar])), sp.csr_matrix((2, n + 1))]),
     ], format="csc")
     rhs = np.r_[-np.ones(n), np.zeros(n), c, c]
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    sol = clarabel.DefaultSolver(P, q, A, rhs, [clarabel.NonnegativeConeT(2 * n + 2)],
-                                 settings).solve()
-    status = str(sol.status)
-    if status != "Solved":
-        raise SolverError(f"zafar: Clarabel ended with status '{status}'")
+    sol, _ = solve_conic(P, q, A, rhs, [clarabel.NonnegativeConeT(2 * n + 2)], "zafar")
     x = np.asarray(sol.x)
     return x[:d], float(x[d]), float(sol.obj_val)
 

@@ -31,7 +31,8 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
-from safeclf.errors import InfeasibleError, SolverError
+from safeclf.conic import solve_conic
+from safeclf.errors import InfeasibleError
 from safeclf.methods.robust_socp.cvxpy_model import Solution
 from safeclf.methods.robust_socp.evaluation import set_support
 from safeclf.methods.robust_socp.formulations import ProblemData
@@ -122,6 +123,8 @@ def conic_problem(data: ProblemData, C: float):
     ellipsoid = bool(np.any(D > 0))
     J = np.arange(n)[None, :]
     iw, ib, ixi = 0, n, n + 1  # column offsets: w, b, ξ
+    step = n + 1 if ellipsoid else 1  # rows per point of the last block, its cone
+    head = np.arange(m) * step  # each point's first row there
     rows, cones = _Rows(), []
 
     # ξ ≥ 0
@@ -136,20 +139,11 @@ def conic_problem(data: ProblemData, C: float):
         if use_v:
             _abs_bound(rows, cones, iw, iv, n)
         # point i: (−(1 − ξᵢ + yᵢb − yᵢm̄ᵢᵀw + rᵢᵀv), Dᵢ ∘ w) ∈ SOC, or the first entry ≥ 0
-        step = n + 1 if ellipsoid else 1
-        head = np.arange(m) * step
         rows.add(head[:, None], iw + J, -y[:, None] * mbar)
-        rows.add(head, ib, y)
-        rows.add(head, ixi + np.arange(m), -1.0)
         if use_v:
             rows.add(head[:, None], iv + J, r)
         if ellipsoid:
             rows.add(head[:, None] + 1 + J, iw + J, -D)
-        rhs = np.zeros(m * step)
-        rhs[head] = -1.0
-        rows.close(m * step, rhs, point=np.repeat(np.arange(m), step))
-        cones += ([clarabel.SecondOrderConeT(n + 1)] * m if ellipsoid
-                  else [clarabel.NonnegativeConeT(m)])
     else:
         # Entries whose ellipsoid-union extent stays inside their slab lⱼ ≤ xⱼ ≤ uⱼ
         # (µ⁺ + D ≤ u and µ⁻ − D ≥ l) do not need that slab: R ∩ U keeps only the binding
@@ -181,11 +175,7 @@ def conic_problem(data: ProblemData, C: float):
         if use_v:
             _abs_bound(rows, cones, iw, iv, n)
         # point i: (−(1 − ξᵢ + yᵢb + Σ_binding eᵢⱼ + Σ_free (−yᵢm̄ᵢⱼwⱼ + rᵢⱼvⱼ)), Dᵢ ∘ aᵢ)
-        step = n + 1 if ellipsoid else 1
-        head = np.arange(m) * step
         H = head[:, None]
-        rows.add(head, ib, y)
-        rows.add(head, ixi + np.arange(m), -1.0)
         rows.add(head[bi], ie + kb, 1.0)
         rows.add(H, iw + J, np.where(free, -y[:, None] * mbar, 0.0))
         if use_v:
@@ -193,11 +183,13 @@ def conic_problem(data: ProblemData, C: float):
         if ellipsoid:
             rows.add(head[bi] + 1 + bj, ia + kb, -D[bind])
             rows.add(H + 1 + J, iw + J, np.where(free, y[:, None] * D, 0.0))
-        rhs = np.zeros(m * step)
-        rhs[head] = -1.0
-        rows.close(m * step, rhs, point=np.repeat(np.arange(m), step))
-        cones += ([clarabel.SecondOrderConeT(n + 1)] * m if ellipsoid
-                  else [clarabel.NonnegativeConeT(m)])
+    # both: the 1 − ξᵢ + yᵢb of each point's head row, and the block's cones
+    rows.add(head, ib, y)
+    rows.add(head, ixi + np.arange(m), -1.0)
+    rhs = np.zeros(m * step)
+    rhs[head] = -1.0
+    rows.close(m * step, rhs, point=np.repeat(np.arange(m), step))
+    cones += ([clarabel.SecondOrderConeT(n + 1)] * m if ellipsoid else [clarabel.NonnegativeConeT(m)])
 
     shared = np.r_[iw:iw + n, ib, iv:iv + (n if use_v else 0)]
     A, b = rows.matrix(n_var, shared, cones)
@@ -249,24 +241,14 @@ def solve_clarabel(data: ProblemData, C: float, settings: dict | None = None) ->
 
 
 def _solve(data: ProblemData, C: float, settings: dict | None = None) -> Solution:
-    import clarabel
-
     m, n = data.shape
     ib, ixi = n, n + 1
-    opts = clarabel.DefaultSettings()
-    opts.verbose = False
-    # "auto" picks faer for some small problems, 20× slower than qdldl on these (and 2 threads)
-    opts.direct_solve_method = "qdldl"
-    for key, val in (settings or {}).items():
-        setattr(opts, key, val)
-    sol = clarabel.DefaultSolver(*conic_problem(data, C), opts).solve()
-    status = str(sol.status).split(".")[-1]
     name = data.formulation.name
+    sol, status = solve_conic(*conic_problem(data, C), name, ("Solved", "PrimalInfeasible"),
+                              **(settings or {}))
     if status == "PrimalInfeasible":
         raise InfeasibleError(f"{name}: the chance constraints {data.formulation.equation} "
                               "have no feasible point")
-    if status != "Solved":
-        raise SolverError(f"{name}: Clarabel ended with status '{status}', not optimal")
     x = np.asarray(sol.x)
     w, bias, xi = x[:n], float(x[ib]), np.maximum(x[ixi:ixi + m], 0.0)
     return Solution(w, bias, xi, float(0.5 * w @ w + C * xi.sum()), status)
