@@ -149,6 +149,27 @@ class MethodPlugin:
         hook = getattr(estimator, "safeclf_report", None)
         return hook(task) if hook is not None else Report()
 
+    # -- promises ----------------------------------------------------------------------------
+    def promises(self, estimator, task) -> list:
+        """The promises of the fitted ``estimator`` (:class:`safeclf.promises.Promise`), from
+        its parameters. The default asks the estimator for ``safeclf_promises(task)`` if it
+        has one, else states explicitly that the method promises nothing."""
+        hook = getattr(estimator, "safeclf_promises", None)
+        if hook is not None:
+            return list(hook(task))
+        from safeclf.promises import no_promise
+
+        return [no_promise(self.name, "the method declares no guarantee")]
+
+    def promise_evidence(self, estimator, task, promise, part: str):
+        """Held-out evidence (:class:`safeclf.promises.Evidence`) for a promise whose quantity
+        is not a rate or a ratio of predictions (a chance-constraint violation, an excess
+        risk). The default asks the estimator for ``safeclf_promise_evidence``."""
+        hook = getattr(estimator, "safeclf_promise_evidence", None)
+        if hook is None:
+            raise ValueError(f"method '{self.name}' cannot measure a {promise.quantity.kind}")
+        return hook(task, promise, part)
+
 
 def signature_defaults(fn) -> dict[str, Any]:
     """Named parameters of ``fn`` (less ``self`` and ``*args``/``**kwargs``) with defaults,
