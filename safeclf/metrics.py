@@ -72,15 +72,13 @@ def group_positive_rates(pred, groups, positive) -> dict[Any, float]:
 
 
 def fairness_ratio(pred, groups, positive, privileged=None) -> float:
-    """s_p(D_A) / s_p(D_B): the privileged group's positive rate over the others' (the paper's
-    s_p(D_M)/s_p(D_F)); without a named privileged group, the largest group rate over the
-    smallest."""
-    pred, groups = np.asarray(pred), np.asarray(groups)
-    if privileged is not None:
-        mask = groups == privileged
-        return _ratio(positive_rate(pred[mask], positive), positive_rate(pred[~mask], positive))
-    rates = list(group_positive_rates(pred, groups, positive).values())
-    return _ratio(max(rates), min(rates)) if len(rates) >= 2 else float("nan")
+    """s_p(protected) / s_p(privileged) (:mod:`safeclf.groups`); without a named privileged
+    group, the smallest group rate over the largest."""
+    from safeclf import groups as G
+
+    direction = G.Direction(None if privileged is None else str(privileged),
+                            "given" if privileged is not None else "none")
+    return G.ratio(np.asarray(pred) == positive, groups, direction)
 
 
 @metric("error", "share misclassified")
@@ -155,11 +153,16 @@ def _joint_fp(o: Outputs) -> float:
     return float(np.mean((o.y != o.positive) & (o.pred == o.positive)))
 
 
-@metric("fairness_ratio", "s_p(privileged group) / s_p(other groups) (needs rows 'groups')")
-def _fairness(o: Outputs) -> float:
+@metric("fairness_ratio", "s_p(protected) / s_p(privileged group of the dataset); without a "
+        "named privileged group reported as fairness_ratio_minmax, min/max over groups "
+        "(needs rows 'groups')")
+def _fairness(o: Outputs):
+    from safeclf import groups as G
+
+    direction = G.resolve(info=o.info)
     if not o.binary or "groups" not in o.rows:
-        return float("nan")
-    return fairness_ratio(o.pred, o.rows["groups"], o.positive, o.info.get("privileged_group"))
+        return direction.ratio_name(), float("nan")
+    return direction.ratio_name(), G.ratio(o.pred == o.positive, o.rows["groups"], direction)
 
 
 @metric("churn", "share of predictions differing from a deployed model's (rows 'baseline')")
@@ -173,5 +176,13 @@ DEFAULT_METRICS = ("error", "balanced_accuracy")
 
 
 def evaluate(names, outputs: Outputs, prefix: str) -> dict[str, float]:
-    """``{prefix_name: value}`` for each metric name in ``names``."""
-    return {f"{prefix}_{n}": METRICS[n][0](outputs) for n in names}
+    """``{prefix_name: value}`` for each metric name in ``names``; a metric function may
+    return ``(name, value)`` to report under a more precise name (``fairness_ratio_minmax``
+    where no privileged group is named)."""
+    out = {}
+    for n in names:
+        value = METRICS[n][0](outputs)
+        if isinstance(value, tuple):
+            n, value = value
+        out[f"{prefix}_{n}"] = value
+    return out

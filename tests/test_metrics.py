@@ -27,13 +27,19 @@ def test_binary_rates_count_the_larger_label_as_positive():
 def test_fairness_ratio_and_churn():
     pred = np.array([1, 1, 0, 0, 1, 0, 0, 0])
     groups = np.array(["M", "M", "M", "M", "F", "F", "F", "F"])
-    assert fairness_ratio(pred, groups, 1, privileged="M") == pytest.approx(0.5 / 0.25)
-    assert fairness_ratio(pred, groups, 1) == pytest.approx(2.0)
+    # protected / privileged (safeclf.groups); undirected: min / max
+    assert fairness_ratio(pred, groups, 1, privileged="M") == pytest.approx(0.25 / 0.5)
+    assert fairness_ratio(pred, groups, 1, privileged="F") == pytest.approx(0.5 / 0.25)
+    assert fairness_ratio(pred, groups, 1) == pytest.approx(0.5)
     o = _out([0, 1, 0, 0, 1, 0, 0, 1], pred, rows={"groups": groups, "baseline": np.zeros(8)},
              info={"privileged_group": "F"})
     m = evaluate(["fairness_ratio", "churn"], o, "train")
-    assert m["train_fairness_ratio"] == pytest.approx(0.5)
+    assert m["train_fairness_ratio"] == pytest.approx(2.0)
     assert m["train_churn"] == pytest.approx(3 / 8)
+    # no privileged group named: the undirected ratio, under a name that says so
+    o.info = {}
+    m = evaluate(["fairness_ratio"], o, "test")
+    assert list(m) == ["test_fairness_ratio_minmax"] and m["test_fairness_ratio_minmax"] == 0.5
 
 
 def test_multiclass_and_probabilities():
@@ -50,4 +56,5 @@ def test_multiclass_and_probabilities():
 def test_unavailable_inputs_give_nan():
     o = _out([0, 1, 1], [0, 1, 0])
     for name in ("log_loss", "fairness_ratio", "churn"):
-        assert np.isnan(METRICS[name][0](o)), name
+        value = METRICS[name][0](o)
+        assert np.isnan(value[1] if isinstance(value, tuple) else value), name

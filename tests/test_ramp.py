@@ -42,8 +42,9 @@ CASES = [
     ({"rate": "recall", "min": 0.93}, "min"),
     ({"rate": "fpr", "max": 0.04}, "max"),
     ({"rate": "churn", "max": 0.03, "subset": {"role": "d3"}}, "max"),
-    ({"rate": "fairness_ratio", "kappa": 0.8, "privileged": "B"}, "max"),
-    ({"rate": "equal_opportunity", "kappa": 0.95, "privileged": "B"}, "max"),
+    # ratios are s_p(protected)/s_p(privileged) ≥ κ (safeclf.groups)
+    ({"rate": "fairness_ratio", "kappa": 0.8, "privileged": "B"}, "min"),
+    ({"rate": "equal_opportunity", "kappa": 0.95, "privileged": "B"}, "min"),
 ]
 
 

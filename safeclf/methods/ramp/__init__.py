@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from safeclf.groups import ratio, resolve
 from safeclf.methods.ramp.estimator import RampClassifier
 from safeclf.methods.ramp.plots import PLOTS
 from safeclf.methods.ramp.rows import RowsPlugin
@@ -74,15 +75,8 @@ def _randomized_shared(est, part, part_name, privileged):
     }
     groups = part.rows.get("groups")
     if groups is not None:
-        groups = np.asarray(groups)
-        if privileged is not None:
-            mask = groups == privileged
-            a, b = p[mask].mean() if mask.any() else np.nan, p[~mask].mean() if (~mask).any() else np.nan
-            out[f"{part_name}_randomized_fairness_ratio"] = float(a / b) if b > 0 else float("nan")
-        else:
-            rates = [p[groups == g].mean() for g in np.unique(groups)]
-            out[f"{part_name}_randomized_fairness_ratio"] = (
-                float(max(rates) / min(rates)) if len(rates) > 1 and min(rates) > 0 else float("nan"))
+        d = resolve(info={"privileged_group": privileged})
+        out[f"{part_name}_randomized_{d.ratio_name()}"] = ratio(p, groups, d)
     if "baseline" in part.rows:
         base = np.asarray(part.rows["baseline"])
         bpos = base == est.classes_[1]

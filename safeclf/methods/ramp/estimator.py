@@ -15,6 +15,7 @@ from safeclf.methods.ramp import mm
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
 from safeclf.methods.ramp.rates import (
     FitData,
+    RatioConstraint,
     parse_constraints,
     parse_monitors,
     parse_objective,
@@ -137,9 +138,11 @@ class RampClassifier(LinearBinaryClassifier):
         return tags
 
     # -- fitting ------------------------------------------------------------------------------
-    def fit(self, X, y, **rows):
+    def fit(self, X, y, privileged_group=None, **rows):
         """Fit on X (n, d; dense or sparse) and labels y (n,) with two classes; ``rows`` are
-        the named per-row arrays (groups, role, baseline, ...) the constraints refer to."""
+        the named per-row arrays (groups, role, baseline, ...) the constraints refer to;
+        ``privileged_group`` the dataset's privileged group, used by ratio constraints that
+        name none (:mod:`safeclf.groups`)."""
         if "sample_weight" in rows:
             raise TypeError("RampClassifier.fit does not take sample_weight: weigh the rates "
                             "with objective terms ({rate, subset, weight}) instead")
@@ -150,6 +153,8 @@ class RampClassifier(LinearBinaryClassifier):
         data = FitData(y == self.classes_[1], rows)
         cons, obj = self._parsed()
         try:
+            cons = [c.resolved(data, privileged_group) if isinstance(c, RatioConstraint) else c
+                    for c in cons]
             lin0 = obj.linear(data)
             pairs = [c.linear(data) for c in cons]
         except ValueError as exc:
@@ -217,6 +222,8 @@ class RampClassifier(LinearBinaryClassifier):
             table.append({
                 "name": c.name, "description": c.describe(), "target": c.target(data),
                 "sense": "min" if getattr(c, "sense", "max") == "min" else "max",
+                "privileged": getattr(c, "privileged", None),
+                "privileged_source": getattr(c, "source", None),
                 "train": c.value(data, det), "train_randomized": c.value(data, rnd),
                 "slack_randomized": float(gamma - g.value(rnd)),
                 "multiplier": float(self.multipliers_[j]),

@@ -6,9 +6,9 @@ drawn from its deterministic metrics, so baselines (svm, zafar, fairlearn_eg,
 thresholded_svm) appear beside it under their spec labels.
 
 * ``fairness_tradeoff`` — Figure 2 (left): error against the observed fairness ratio
-  s_p(D_M)/s_p(D_F), ramp deterministic and randomised, every other method's points, the
+  s_p(protected)/s_p(privileged) (:mod:`safeclf.groups`; the paper plots the inverse), ramp deterministic and randomised, every other method's points, the
   unconstrained SVM as a horizontal line. Options: ``part`` (test).
-* ``fairness_target`` — Figure 2 (right): the observed ratio against the target 1/κ.
+* ``fairness_target`` — Figure 2 (right): the observed ratio against the target κ.
 * ``churn_tradeoff`` — Figure 3: churn on D3 (left) and error on D1 ∪ D2 (right) against the
   churn target, training (dotted) and test (dashed). Options: ``churn`` (the constraint
   name, default churn), ``error`` (a monitored rate's name, default error_d12).
@@ -61,7 +61,7 @@ def fairness_tradeoff(table, details, fig, part="test", x=None, y=None):
                        label=f"{method} (error {ys.mean():.3f} at ratio {xs.mean():.2f})")
         else:
             ax.plot(xs, ys, "^", label=method, alpha=0.85)
-    ax.set_xlabel("fairness ratio s_p(D_M)/s_p(D_F)" + f" ({part})")
+    ax.set_xlabel("fairness ratio s_p(protected)/s_p(privileged)" + f" ({part})")
     ax.set_ylabel(f"{part} error rate")
     ax.set_title("Figure 2 (left): error vs fairness ratio")
     ax.legend(fontsize=7)
@@ -73,7 +73,7 @@ def fairness_target(table, details, fig, part="test"):
     ramp = t[_is_ramp(t, part)]
     target = _num(ramp, "constraint_fairness_ratio_target")
     if target.isna().all():
-        target = 1.0 / _num(ramp, "param.kappa")
+        target = _num(ramp, "param.kappa")
     lines = [(f"{part}_fairness_ratio", "tab:blue", "-", "deterministic, " + part),
              (f"{part}_randomized_fairness_ratio", "tab:red", "-", "randomised, " + part),
              ("train_fairness_ratio", "tab:blue", ":", "deterministic, train"),
@@ -85,9 +85,9 @@ def fairness_target(table, details, fig, part="test"):
     if len(target.dropna()):
         lo, hi = float(target.min()), float(target.max())
         ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, label="observed = target")
-    ax.set_xlabel("target 1/κ")
-    ax.set_ylabel("observed fairness ratio s_p(D_M)/s_p(D_F)")
-    ax.set_title("Figure 2 (right): observed ratio vs 1/κ")
+    ax.set_xlabel("target κ")
+    ax.set_ylabel("observed fairness ratio s_p(protected)/s_p(privileged)")
+    ax.set_title("Figure 2 (right): observed ratio vs κ (the paper: its inverse vs 1/κ)")
     ax.legend(fontsize=7)
 
 

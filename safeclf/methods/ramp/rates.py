@@ -24,7 +24,8 @@ YAML vocabulary (``constraints:`` and ``objective:`` of the ``ramp`` method)::
 
 ``subset`` selects training rows by dataset ``rows`` entries (a value or a list of values);
 ``groups`` names the row with group labels (default ``groups``), ``privileged`` the group B
-(default: the group whose labels are most often positive); ``name`` labels the constraint in
+(default: the dataset's privileged group, else the group whose training labels are most often
+positive: :mod:`safeclf.groups`); ``name`` labels the constraint in
 reports. A ratio constraint without ``kappa`` takes the method's ``kappa`` parameter and a bound
 written ``target`` the method's ``target`` parameter, so a spec can grid over them.
 Objective terms take ``weight`` and ``count: true`` (the term counts examples,
@@ -289,10 +290,15 @@ class BoundConstraint:
 
 @dataclass(frozen=True)
 class RatioConstraint:
-    """Demographic parity as a ratio: s_p(D_A) ≥ κ s_p(D_B) (Table 2; B is the privileged
-    group, A the others), written κ s_p(D_B) − s_p(D_A) ≤ 0. Its reported value is the
-    paper's fairness ratio s_p(D_B)/s_p(D_A), whose target is 1/κ. ``positives_only`` gives
-    equal opportunity: the same on D ∩ D+."""
+    """Demographic parity as a ratio: s_p(D_A) ≥ κ s_p(D_B) (Table 2; D_B the privileged
+    group, D_A the protected: the others), written κ s_p(D_B) − s_p(D_A) ≤ 0. Its reported
+    value is the direction-aware fairness ratio s_p(D_A)/s_p(D_B) of :mod:`safeclf.groups`
+    (the paper's Figure 2 plots the inverse), whose bound is κ from below.
+    ``positives_only`` gives equal opportunity: the same on D ∩ D+.
+
+    ``privileged`` as parsed may be None; :meth:`resolved` fixes it once, at fit time, from
+    the dataset or the named fallback (:func:`safeclf.groups.resolve`), and ``source`` records
+    where it came from, so test data is evaluated with the training direction."""
 
     kappa: float
     groups: str
@@ -301,6 +307,9 @@ class RatioConstraint:
     name: str
     where: str
     subset: Mapping[str, Any] | None = None
+    source: str = "constraint"
+
+    sense = "min"
 
     @property
     def kind(self):
@@ -309,25 +318,37 @@ class RatioConstraint:
     def rows_needed(self):
         return set(self.subset or {}) | {self.groups}
 
-    def _sets(self, data: FitData):
-        g = data.row(self.groups, self.where).astype(str)
+    def resolved(self, data: FitData, dataset_privileged=None) -> RatioConstraint:
+        """This constraint with its privileged group fixed (constraint, else dataset, else
+        the fallback chosen on ``data``)."""
+        from dataclasses import replace
+
+        from safeclf import groups as G
+
+        d = G.resolve(self.privileged, {"privileged_group": dataset_privileged},
+                      data.row(self.groups, self.where), data.positive,
+                      where=f"{self.where}.privileged")
+        return replace(self, privileged=d.privileged, source=d.source)
+
+    def base(self, data: FitData) -> np.ndarray:
         base = data.mask(self.subset, self.where)
-        if self.positives_only:
-            base = base & data.positive
-        priv = self.privileged
-        if priv is None:  # the group whose labels are most often positive
-            names = np.unique(g)
-            priv = max(names, key=lambda a: data.positive[g == a].mean())
-        B = base & (g == str(priv))
-        A = base & (g != str(priv))
+        return base & data.positive if self.positives_only else base
+
+    def _sets(self, data: FitData):
+        from safeclf import groups as G
+
+        c = self if self.privileged is not None else self.resolved(data)
+        A, B = G.split(data.row(self.groups, self.where), c.privileged)
+        base = self.base(data)
+        A, B = A & base, B & base
         if not B.any():
-            raise ValueError(f"{self.where}.privileged group '{priv}' has no training rows")
+            raise ValueError(f"{self.where}.privileged group '{c.privileged}' has no training rows")
         if not A.any():
             raise ValueError(f"{self.where}: no training rows outside the privileged group")
         return A, B
 
     def target(self, data) -> float:
-        return 1.0 / self.kappa
+        return float(self.kappa)
 
     def linear(self, data) -> tuple[Linear, float]:
         A, B = self._sets(data)
@@ -336,12 +357,13 @@ class RatioConstraint:
     def value(self, data, p) -> float:
         A, B = self._sets(data)
         p = np.asarray(p, dtype=float)
-        a = p[A].mean()
-        return float(p[B].mean() / a) if a > 0 else float("inf")
+        b = p[B].mean()
+        return float(p[A].mean() / b) if b > 0 else float("nan")
 
     def describe(self) -> str:
         on = "positives of " if self.positives_only else ""
-        return f"{self.kind}: s_p({on}others) ≥ {self.kappa}·s_p({on}{self.privileged or 'privileged'})"
+        priv = self.privileged or "privileged"
+        return f"{self.kind}: s_p({on}not {priv}) ≥ {self.kappa}·s_p({on}{priv})"
 
 
 # ----------------------------------------------------------------------------- parsing

@@ -18,4 +18,15 @@ class RowsPlugin(MethodPlugin):
                 f"'{task.dataset}' provides {sorted(task.train.rows) or 'nothing beyond X and y'}"
             )
         return estimator.fit(task.train.X, task.train.y,
+                             **privileged_keyword(estimator, task),
                              **{k: task.train.rows[k] for k in need})
+
+
+def privileged_keyword(estimator, task) -> dict:
+    """``{"privileged_group": <the dataset's>}`` when ``estimator.fit`` takes it, so ratio
+    constraints that name no privileged group use the dataset's (:mod:`safeclf.groups`)."""
+    import inspect
+
+    if "privileged_group" not in inspect.signature(estimator.fit).parameters:
+        return {}
+    return {"privileged_group": task.info.get("privileged_group")}

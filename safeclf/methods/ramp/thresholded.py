@@ -12,7 +12,12 @@ from sklearn.utils._param_validation import Interval
 
 from safeclf.errors import DataError, SpecError
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
-from safeclf.methods.ramp.rates import FitData, parse_constraints, parse_monitors
+from safeclf.methods.ramp.rates import (
+    FitData,
+    RatioConstraint,
+    parse_constraints,
+    parse_monitors,
+)
 from safeclf.methods.ramp.rows import RowsPlugin
 from safeclf.plugin import Report
 
@@ -101,6 +106,14 @@ class ThresholdedSVM(LinearBinaryClassifier):
         from safeclf.methods.ramp.estimator import monitor_values
 
         _, cons, monitors = self._parsed()
+        # ratio constraints take their direction once, from the training part (safeclf.groups)
+        train = FitData(np.asarray(task.train.y) == self.classes_[1],
+                        {k: v for k, v in task.train.rows.items() if not isinstance(v, dict)})
+        try:
+            cons = [c.resolved(train, task.info.get("privileged_group"))
+                    if isinstance(c, RatioConstraint) else c for c in cons]
+        except ValueError as exc:
+            raise DataError(f"thresholded_svm: {exc}") from None
         metrics = {}
         for part_name, part in task.parts().items():
             p = (self.decision_function(part.X) > 0).astype(float)

@@ -21,6 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from safeclf.conic import solve_conic
 from safeclf.errors import DataError, SolverError
+from safeclf.groups import resolve
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
 from safeclf.plugin import MethodPlugin
 
@@ -78,7 +79,8 @@ class ZafarSVM(LinearBinaryClassifier):
     """Hinge-loss SVM with the covariance constraint |⟨w, x̄⟩| ≤ c (Zafar et al. 2015).
 
     Parameters: ``c`` ≥ 0 the covariance bound (None: unconstrained), ``lam`` (None: 1/n),
-    ``privileged`` the group D_M (None: the group whose labels are most often positive),
+    ``privileged`` the group D_M (None: the dataset's, else the group whose labels are most
+    often positive: :func:`safeclf.groups.resolve`),
     ``solver`` "clarabel" (direct conic form) or "cvxpy" (the readable model)."""
 
     _parameter_constraints = {
@@ -100,8 +102,10 @@ class ZafarSVM(LinearBinaryClassifier):
         tags.input_tags.sparse = True
         return tags
 
-    def fit(self, X, y, groups=None):
-        """X (n, d), y (n,) two classes, groups (n,) group labels (needed when c is set)."""
+    def fit(self, X, y, groups=None, privileged_group=None):
+        """X (n, d), y (n,) two classes, groups (n,) group labels (needed when c is set),
+        ``privileged_group`` the dataset's privileged group (used when ``privileged`` is None;
+        :mod:`safeclf.groups`)."""
         self._validate_params()
         X, y = self._check_binary(X, y)
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
@@ -114,11 +118,10 @@ class ZafarSVM(LinearBinaryClassifier):
             xbar_used = False
         else:
             groups = np.asarray(groups)
-            priv = self.privileged
-            if priv is None:
-                names = np.unique(groups.astype(str))
-                priv = max(names, key=lambda a: np.mean(y_pm[groups.astype(str) == a] > 0))
-            xbar, c, xbar_used = group_mean_difference(X, groups, priv), float(self.c), True
+            d = resolve(self.privileged, {"privileged_group": privileged_group}, groups,
+                        y_pm > 0, where="zafar.privileged")
+            self.privileged_, self.privileged_source_ = d.privileged, d.source
+            xbar, c, xbar_used = group_mean_difference(X, groups, d.privileged), float(self.c), True
         solve = solve_clarabel if self.solver == "clarabel" else solve_cvxpy
         if not xbar_used:  # no constraint: the bound row is 0 ≤ 0, harmless
             c = 0.0
@@ -133,7 +136,17 @@ class ZafarSVM(LinearBinaryClassifier):
                       {"covariance": self.covariance_})
 
 
-plugin = MethodPlugin(
+class ZafarPlugin(MethodPlugin):
+    """Passes the dataset's privileged group with the groups (:mod:`safeclf.groups`)."""
+
+    def fit(self, estimator, task):
+        from safeclf.methods.ramp.rows import privileged_keyword
+
+        return estimator.fit(task.train.X, task.train.y, **self.fit_params(task),
+                             **privileged_keyword(estimator, task))
+
+
+plugin = ZafarPlugin(
     name="zafar",
     estimator=ZafarSVM,
     summary="SVM with Zafar et al.'s covariance fairness constraint |<w, x_M - x_F>| <= c (QP)",
