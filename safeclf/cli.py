@@ -69,8 +69,13 @@ def _guard(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     except typer.Exit:
         raise
-    except KeyboardInterrupt:
-        _console(stderr=True).print("interrupted; finish the run later with --resume RUN_DIR")
+    except KeyboardInterrupt as exc:
+        from rich.markup import escape
+
+        run_dir = getattr(exc, "run_dir", None)
+        hint = (f"finish the run later with: safeclf run --resume {run_dir}" if run_dir
+                else "nothing was written")
+        _console(stderr=True).print(escape(f"interrupted; {hint}"))
         raise typer.Exit(130) from None
     except Exception as exc:
         _fail(exc)
@@ -159,14 +164,16 @@ def validate(
     spec: Path = typer.Argument(..., help="The experiment spec (YAML)."),
     profile: str | None = typer.Option(None, "--profile", help="Apply profiles.<name>."),
 ):
-    """Check a spec without running it."""
+    """Check a spec without running it: the same checks as ``run --dry-run`` (each dataset is
+    loaded once; groups, needs, expectation and plot metrics are checked); nothing is written."""
 
     def _validate():
-        from safeclf.spec import expand, load_spec
+        from safeclf.runner import Options
+        from safeclf.runner import run as run_spec
 
-        s = load_spec(spec, profile)
-        jobs = expand(s)
-        typer.echo(f"{spec}: valid; {len(jobs)} jobs ({len(s.datasets)} datasets, "
+        outcome = run_spec(spec, Options(dry_run=True, profile=profile))
+        s = outcome.spec
+        typer.echo(f"{spec}: valid; {len(outcome.jobs)} jobs ({len(s.datasets)} datasets, "
                    f"{len(s.methods)} methods, {len(s.seeds)} seeds)")
 
     _guard(_validate)

@@ -44,6 +44,7 @@ class Outcome:
     exit_code: int
     shown_metrics: list[str] = field(default_factory=list)
     table: Any = None  # the metrics table (pandas DataFrame) written to the run folder
+    spec: Spec | None = None  # the spec that was run (profile and overrides applied)
 
 
 def resolve(spec_path: str | Path | None, opts: Options) -> tuple[Spec, Spec | None]:
@@ -93,6 +94,10 @@ def preflight(spec: Spec) -> None:
                 preprocess(split_task(ds, entry, spec.seeds[0], 0 if d.split.folds else None), how)
         except DataError as exc:
             raise DataError(f"datasets[{i}] ({spec.dataset_label(i)}): {exc}") from None
+        except Exception as exc:  # a loader tripping over its parameters: still the user's input
+            raise DataError(
+                f"datasets[{i}] ({spec.dataset_label(i)}) cannot be loaded with params "
+                f"{d.params}: {type(exc).__name__}: {' '.join(str(exc).split())}") from None
         for j in methods:
             m = spec.methods[j]
             plugin = registry.get_method(m.method)
@@ -123,14 +128,21 @@ def payloads(spec: Spec, jobs: list[Job]) -> list[dict[str, Any]]:
     } for j in jobs]
 
 
+#: How long to wait for a Dask scheduler named by --scheduler.
+CONNECT_TIMEOUT = "10s"
+
+
 @contextlib.contextmanager
 def _backend(name: str, scheduler: str | None, n_jobs: int):
-    """A joblib backend context; for Dask, a client on the given scheduler or a LocalCluster."""
+    """A joblib backend context, yielding what the manifest records about it: the number of
+    workers and, for Dask, the scheduler's address (given, or of a LocalCluster started here).
+    Entered before the run folder is made, so an unreachable scheduler leaves nothing behind."""
     import joblib
 
     if name == "loky":
+        workers = n_jobs if n_jobs > 0 else (joblib.cpu_count() or 1)
         with joblib.parallel_config(backend="loky", n_jobs=n_jobs):
-            yield
+            yield {"workers": workers}
         return
     try:
         from dask.distributed import Client, LocalCluster
@@ -138,9 +150,9 @@ def _backend(name: str, scheduler: str | None, n_jobs: int):
         raise SafeclfError("--backend dask needs the dask extra: pip install 'safeclf[dask]'") from None
     if scheduler:
         try:
-            client = Client(scheduler, timeout="10s")
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
         except OSError as exc:
-            raise SafeclfError(
+            raise SpecError(
                 f"--scheduler: cannot reach a Dask scheduler at '{scheduler}': {exc}") from None
         cluster = None
     else:
@@ -149,8 +161,11 @@ def _backend(name: str, scheduler: str | None, n_jobs: int):
                                host="127.0.0.1", dashboard_address=None)
         client = Client(cluster)
     try:
+        info = client.scheduler_info()
+        facts = {"workers": len(info.get("workers", {})), "scheduler": client.scheduler.address,
+                 "threads": sum(w.get("nthreads", 0) for w in info.get("workers", {}).values())}
         with joblib.parallel_config(backend="dask"):
-            yield
+            yield facts
     finally:
         client.close()
         if cluster is not None:
@@ -158,7 +173,8 @@ def _backend(name: str, scheduler: str | None, n_jobs: int):
 
 
 def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=None) -> None:
-    """Run ``jobs`` and write each record into ``run_dir`` as it finishes."""
+    """Run ``jobs`` on the joblib backend in effect and write each record into ``run_dir`` as
+    it finishes."""
     import joblib
 
     from safeclf.jobs import run_job
@@ -166,19 +182,18 @@ def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=
     log = (run_dir / "run.log").open("a", encoding="utf-8")
     try:
         work = payloads(spec, jobs)
-        with _backend(opts.backend, opts.scheduler, opts.jobs):
-            stream = joblib.Parallel(return_as="generator_unordered")(
-                joblib.delayed(run_job)(p) for p in work)
-            for result in stream:
-                runs.write_json(runs.result_path(run_dir, result["id"]), result)
-                line = (f"{time.strftime('%H:%M:%S')} {result['status']:6s} {result['id']} "
-                        f"{result['dataset']} {result['method']} {result['params']} seed={result['seed']}")
-                if result["error"]:
-                    line += f" :: {result['error']}"
-                log.write(line + "\n")
-                log.flush()
-                if progress is not None:
-                    progress(result)
+        stream = joblib.Parallel(return_as="generator_unordered")(
+            joblib.delayed(run_job)(p) for p in work)
+        for result in stream:
+            runs.write_json(runs.result_path(run_dir, result["id"]), result)
+            line = (f"{time.strftime('%H:%M:%S')} {result['status']:6s} {result['id']} "
+                    f"{result['dataset']} {result['method']} {result['params']} seed={result['seed']}")
+            if result["error"]:
+                line += f" :: {result['error']}"
+            log.write(line + "\n")
+            log.flush()
+            if progress is not None:
+                progress(result)
     finally:
         log.close()
 
@@ -209,27 +224,34 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
     jobs = expand(spec)
     preflight(spec)
     if opts.dry_run:
-        return Outcome(None, jobs, [], 0, [], 0)
-    started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    if opts.resume is not None:
-        run_dir = Path(opts.resume)
-        manifest = _read_manifest(run_dir)
-        manifest.setdefault("resumed", []).append({"command": opts.command, "time": started})
-        if spec.resolved() != stored.resolved():
+        return Outcome(None, jobs, [], 0, [], 0, spec=spec)
+    with _backend(opts.backend, opts.scheduler, opts.jobs) as backend:
+        started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        if opts.resume is not None:
+            run_dir = Path(opts.resume)
+            manifest = _read_manifest(run_dir)
+            manifest.setdefault("resumed", []).append(
+                {"command": opts.command, "time": started, "backend": opts.backend, **backend})
+            if spec.resolved() != stored.resolved():
+                runs.write_yaml(run_dir / "spec.yaml", spec.resolved())
+                manifest["resumed"][-1]["spec_updated"] = "expectations/plots replaced by the given spec"
+        else:
+            run_dir = runs.create_run_dir(Path(opts.out), spec.name)
             runs.write_yaml(run_dir / "spec.yaml", spec.resolved())
-            manifest["resumed"][-1]["spec_updated"] = "expectations/plots replaced by the given spec"
-    else:
-        run_dir = runs.create_run_dir(Path(opts.out), spec.name)
-        runs.write_yaml(run_dir / "spec.yaml", spec.resolved())
-        manifest = {"command": opts.command, "profile": opts.profile, "start": started,
-                    "end": None, "seeds": spec.seeds, "n_jobs": len(jobs),
-                    "backend": opts.backend, "workers": opts.jobs, **runs.environment()}
-    runs.write_json(run_dir / "manifest.json", manifest)
-    done = {j.id for j in jobs
-            if (r := runs.read_result(runs.result_path(run_dir, j.id))) and r["status"] == "ok"}
-    pending = [j for j in jobs if j.id not in done]
-    with _progress(console, len(jobs), len(done)) as tick:
-        execute(spec, pending, run_dir, opts, tick)
+            manifest = {"command": opts.command, "profile": opts.profile, "start": started,
+                        "end": None, "seeds": spec.seeds, "n_jobs": len(jobs),
+                        "backend": opts.backend, **backend, "data": runs.data_files(spec),
+                        **runs.environment()}
+        runs.write_json(run_dir / "manifest.json", manifest)
+        done = {j.id for j in jobs
+                if (r := runs.read_result(runs.result_path(run_dir, j.id))) and r["status"] == "ok"}
+        pending = [j for j in jobs if j.id not in done]
+        try:
+            with _progress(console, len(jobs), len(done)) as tick:
+                execute(spec, pending, run_dir, opts, tick)
+        except KeyboardInterrupt as exc:
+            exc.run_dir = run_dir  # the CLI's hint names the folder to resume
+            raise
     results, table, plot_problems, verdicts = finish(spec, jobs, run_dir)
     failed = sum(r["status"] != "ok" for r in results)
     manifest.update(end=time.strftime("%Y-%m-%dT%H:%M:%S%z"), ok=len(results) - failed,
@@ -238,7 +260,7 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
     unmet = sum(v["verdict"] != "pass" for v in verdicts)
     code = 1 if failed or (opts.check and unmet) else 0
     return Outcome(run_dir, jobs, results, failed, verdicts, code,
-                   [f"test_{m}" for m in spec.metrics], table)
+                   [f"test_{m}" for m in spec.metrics], table, spec)
 
 
 def _stored_spec(run_dir: Path) -> dict:

@@ -65,17 +65,21 @@ def create_run_dir(out: Path, name: str, stamp: str | None = None) -> Path:
     raise SafeclfError(f"too many runs named '{name}' at {stamp} in '{out}'")
 
 
-def _git_commit() -> str | None:
+def _git_commit(where: Path | None = None) -> str | None:
+    """The commit of safeclf's source checkout, ``-dirty`` when tracked files differ. Read
+    without optional locks: ``git status`` would otherwise refresh the index and take
+    ``.git/index.lock`` in the user's checkout, failing a ``git commit`` made meanwhile."""
     import subprocess
 
+    git = ["git", "--no-optional-locks", "-C", str(where or Path(__file__).parent)]
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=5, cwd=Path(__file__).parent)
+        head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=5, env=env)
         if head.returncode != 0:
             return None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5,
-                               cwd=Path(__file__).parent).stdout.strip()
+        dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5, env=env).stdout.strip()
         return head.stdout.strip() + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return None
@@ -106,6 +110,29 @@ def environment() -> dict[str, Any]:
         "packages": packages,
         "git_commit": _git_commit(),
     }
+
+
+def data_files(spec) -> list[dict[str, Any]]:
+    """The identity of every data file a spec reads: dataset label, parameter, absolute path,
+    size and SHA-256 of the content (so a run folder says which data made it)."""
+    import hashlib
+
+    from safeclf.spec import path_params
+
+    out = []
+    for i, d in enumerate(spec.datasets):
+        for key in path_params(d.dataset):
+            value = d.params.get(key)
+            if not value:
+                continue
+            path = Path(value)
+            digest = hashlib.sha256()
+            with path.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+            out.append({"dataset": spec.dataset_label(i), "param": key, "path": str(path),
+                        "bytes": path.stat().st_size, "sha256": digest.hexdigest()})
+    return out
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -242,9 +269,24 @@ def write_tables(run_dir: Path, frame) -> None:
     atomic_write(run_dir / "summary.md", text + "\n")
 
 
+def read_table(path: Path):
+    """The metrics table at ``path`` (``.parquet`` or ``.csv``); a file that cannot be read or
+    lacks the identity columns is a :class:`SpecError` naming it."""
+    import pandas as pd
+
+    try:
+        table = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    except Exception as exc:  # pyarrow and pandas raise many types for a damaged file
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise SpecError(f"'{path}' cannot be read (damaged or empty): {reason[:200]}") from None
+    missing = [c for c in ("dataset", "method", "params", "status") if c not in table.columns]
+    if missing:
+        raise SpecError(f"'{path}' is not a safeclf metrics table (no column {missing[0]!r})")
+    return table
+
+
 def load_run(run_dir: str | Path):
     """``(spec_dict, manifest, table)`` of a finished run folder, for compare."""
-    import pandas as pd
     import yaml
 
     path = Path(run_dir)
@@ -252,16 +294,19 @@ def load_run(run_dir: str | Path):
         raise SpecError(f"'{run_dir}' is not a run folder (it does not exist)")
     table_path = path / "metrics.parquet"
     if not table_path.is_file():
-        if (path / "metrics.csv").is_file():
-            table = pd.read_csv(path / "metrics.csv")
-        else:
+        table_path = path / "metrics.csv"
+        if not table_path.is_file():
             inner = [p for p in path.iterdir() if (p / "spec.yaml").is_file()]
             if inner:
                 raise SpecError(f"'{run_dir}' is not a run folder but holds {len(inner)} runs; "
                                 f"give them as {run_dir}/*")
             raise SpecError(f"'{run_dir}' is not a finished run folder (no metrics table)")
-    else:
-        table = pd.read_parquet(table_path)
-    spec = yaml.safe_load((path / "spec.yaml").read_text()) if (path / "spec.yaml").is_file() else {}
-    manifest = json.loads((path / "manifest.json").read_text()) if (path / "manifest.json").is_file() else {}
-    return spec, manifest, table
+    table = read_table(table_path)
+    records = []
+    for name, parse in (("spec.yaml", yaml.safe_load), ("manifest.json", json.loads)):
+        try:
+            data = parse((path / name).read_text(encoding="utf-8")) if (path / name).is_file() else {}
+        except (ValueError, yaml.YAMLError, UnicodeDecodeError):
+            raise SpecError(f"'{path / name}' cannot be read (damaged)") from None
+        records.append(data if isinstance(data, dict) else {})
+    return records[0], records[1], table

@@ -145,10 +145,13 @@ class Spec(_Strict):
             raise ValueError("must be a positive integer or a list of integers")
         if isinstance(v, int):
             if v < 1:
-                raise ValueError(f"must be ≥ 1, got {v}")
+                raise ValueError("must be ≥ 1")
+            if v > MAX_SEEDS:
+                raise ValueError(f"must be ≤ {MAX_SEEDS:,} (a count of seeds)")
             return list(range(v))
-        if isinstance(v, list) and not v:
-            raise ValueError("must not be empty")
+        if isinstance(v, list):
+            if not v:
+                raise ValueError("must not be empty")
         return v
 
     def dataset_label(self, i: int) -> str:
@@ -194,25 +197,89 @@ class Job:
 # reading, profiles and error messages
 
 
-def read_yaml(path: str | Path) -> dict[str, Any]:
-    """Parse ``path`` with ``yaml.safe_load``; malformed YAML names the line."""
-    import yaml
+#: Bounds that keep a hostile or mistaken spec from exhausting memory or time before any check.
+MAX_SEEDS = 10_000
+MAX_SEED = 2**31 - 1
+MAX_JOBS = 100_000
+MAX_YAML_NODES = 200_000  # nodes after alias expansion (a real spec has a few hundred)
 
+
+def read_yaml(path: str | Path) -> dict[str, Any]:
+    """Parse ``path`` as safe YAML; malformed YAML names the line. Duplicate keys in a mapping
+    are refused (YAML would keep the last silently), and so is a document whose aliases expand
+    to more than :data:`MAX_YAML_NODES` nodes (an "alias bomb")."""
     p = Path(path)
+    if p.is_dir():
+        raise SpecError(f"spec file '{path}' is a folder; give the YAML file inside it")
     if not p.is_file():
         raise SpecError(f"spec file '{path}' does not exist")
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SpecError(f"{path}: malformed YAML{where}: {problem}") from None
+        text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise SpecError(f"{path}: not a UTF-8 text file") from None
+    data = parse_yaml(text, str(path))
     if not isinstance(data, dict):
         raise SpecError(f"{path}: the spec must be a mapping with name, datasets and methods")
     return data
+
+
+def parse_yaml(text: str, where: str) -> Any:
+    """Safe-load one YAML document from ``text`` with the checks of :func:`read_yaml`;
+    ``where`` names the source in messages."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_nodes(node, where)
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecError(f"{where}: malformed YAML{at}: {problem}") from None
+    finally:
+        loader.dispose()
+
+
+def _check_nodes(root, where: str) -> None:
+    """Refuse duplicate mapping keys and alias expansion beyond :data:`MAX_YAML_NODES`. The
+    expanded size is computed once per distinct node (aliases share nodes), so the check itself
+    stays linear in the file."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    stack = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        if isinstance(node, yaml.ScalarNode):
+            sizes[id(node)] = 1
+            continue
+        kids = [c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode) \
+            else list(node.value)
+        if not children_done:
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, int] = {}
+                for key, _ in node.value:
+                    if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+                        continue
+                    if key.value in seen:
+                        raise SpecError(
+                            f"{where}: duplicate key '{key.value}' at line {key.start_mark.line + 1} "
+                            f"(first at line {seen[key.value]}); YAML would keep only the last")
+                    seen[key.value] = key.start_mark.line + 1
+            stack.append((node, True))
+            stack.extend((c, False) for c in kids if id(c) not in sizes)
+            continue
+        sizes[id(node)] = 1 + sum(sizes.get(id(c), 1) for c in kids)
+        if sizes[id(node)] > MAX_YAML_NODES:
+            raise SpecError(
+                f"{where}: the YAML expands to more than {MAX_YAML_NODES:,} values through its "
+                f"aliases (line {node.start_mark.line + 1}); write the repeated parts out")
 
 
 def apply_profile(data: dict[str, Any], profile: str | None) -> dict[str, Any]:
@@ -343,12 +410,35 @@ def parse(data: dict[str, Any]) -> Spec:
 
 
 def load_spec(path: str | Path, profile: str | None = None, check_names: bool = True) -> Spec:
-    """Read, profile, parse and (by default) check every name and parameter of a spec file."""
+    """Read, profile, parse and (by default) check every name and parameter of a spec file;
+    data-file parameters are made absolute against the spec's folder."""
     data = apply_profile(read_yaml(path), profile)
     spec = parse(data)
     if check_names:
         check(spec)
+        resolve_paths(spec, Path(path).resolve().parent)
     return spec
+
+
+def path_params(dataset: str) -> list[str]:
+    """The parameters of dataset loader ``dataset`` that name files: those annotated with
+    :class:`pathlib.Path` (alone or in a union)."""
+    import typing
+
+    from safeclf import registry
+
+    hints = typing.get_type_hints(registry.get_dataset(dataset).load)
+    return [k for k, h in hints.items() if h is Path or Path in typing.get_args(h)]
+
+
+def resolve_paths(spec: Spec, base: Path) -> None:
+    """Make every data-file parameter absolute, relative paths taken from ``base`` (the spec's
+    folder, as a reader of the spec expects), ``~`` expanded."""
+    for d in spec.datasets:
+        for key in path_params(d.dataset):
+            value = d.params.get(key)
+            if isinstance(value, str) and value:
+                d.params[key] = str((base / Path(value).expanduser()).resolve())
 
 
 # --------------------------------------------------------------------------------------------
@@ -398,8 +488,17 @@ def check(spec: Spec) -> None:
             if label not in dataset_labels:
                 raise SpecError(f"methods[{i}].datasets[{k}]: no dataset labelled '{label}'"
                                 f"{closest(label, dataset_labels)}")
+    if len(spec.seeds) > MAX_SEEDS:
+        raise SpecError(f"seeds lists {len(spec.seeds):,} seeds; at most {MAX_SEEDS:,} are allowed")
+    for i, seed in enumerate(spec.seeds):
+        if not 0 <= seed <= MAX_SEED:
+            raise SpecError(f"seeds[{i}] must be from 0 to {MAX_SEED} (2^31 - 1), got {seed}")
     if len(set(spec.seeds)) != len(spec.seeds):
         raise SpecError(f"seeds has duplicates: {spec.seeds}")
+    n_jobs = count_jobs(spec)
+    if n_jobs > MAX_JOBS:
+        raise SpecError(f"the spec expands to {n_jobs:,} jobs (datasets × seeds × folds × methods × "
+                        f"grid points); at most {MAX_JOBS:,} are allowed: split it into several specs")
     for i, d in enumerate(spec.datasets):
         plugin = registry.get_dataset(d.dataset, f"datasets[{i}].dataset")
         plugin.check_params(d.params, f"datasets[{i}].params")
@@ -434,6 +533,71 @@ def check(spec: Spec) -> None:
             if sel.dataset is not None and sel.dataset not in dlabels:
                 raise SpecError(f"{where}.dataset: no dataset labelled '{sel.dataset}'"
                                 f"{closest(sel.dataset, dlabels)}")
+    _check_metric_names(spec)
+
+
+#: Columns of the metrics table besides metrics and ``param.<name>``.
+TABLE_COLUMNS = ("fit_seconds", "predict_seconds", "seed", "fold")
+
+
+def reported_metrics(spec: Spec, method_index: int) -> set[str] | None:
+    """The metric columns method ``method_index`` will report: the spec's metrics for each part
+    it is evaluated on (``train``, ``cal`` where a split has one, ``test``), or ``None`` when
+    its plugin adds metrics of its own whose names are only known after fitting."""
+    from safeclf import registry
+    from safeclf.plugin import MethodPlugin
+
+    m = spec.methods[method_index]
+    plugin = registry.get_method(m.method)
+    if type(plugin).report is not MethodPlugin.report or hasattr(plugin.estimator, "safeclf_report"):
+        return None
+    parts = {"train", "test"}
+    if any(d.split.calibration for i, d in enumerate(spec.datasets) if spec.runs_on(method_index, i)):
+        parts.add("cal")
+    return {f"{part}_{name}" for part in parts for name in spec.metrics}
+
+
+def _check_metric_names(spec: Spec) -> None:
+    """Expectations and built-in plots must name a column the run will have: a metric the
+    selected methods report, a timing, or ``param.<name>`` of one of their parameters."""
+    from safeclf import registry
+    from safeclf.metrics import METRICS
+
+    def known_for(method_labels) -> set[str] | None:
+        out = set(TABLE_COLUMNS)
+        for mi in range(len(spec.methods)):
+            if method_labels is not None and spec.method_label(mi) not in method_labels:
+                continue
+            reported = reported_metrics(spec, mi)
+            if reported is None:
+                return None
+            out |= reported
+            out |= {f"param.{k}" for k in registry.get_method(spec.methods[mi].method).defaults()}
+        return out
+
+    def verify(where: str, name: str, methods) -> None:
+        if not isinstance(name, str):
+            return
+        known = known_for(methods)
+        if known is None or name in known:
+            return
+        part, _, base = name.partition("_")
+        hint = ""
+        if part in ("train", "cal", "test") and base in METRICS and base not in spec.metrics:
+            hint = f"; add '{base}' to metrics to compute it"
+        raise SpecError(f"{where}: no method {'selected ' if methods else ''}reports '{name}'"
+                        f"{closest(name, known)}{hint}")
+
+    for i, e in enumerate(spec.expect):
+        verify(f"expect[{i}].metric", e.metric, [e.method] if e.method else None)
+        op, rhs = e.condition
+        if isinstance(rhs, Selection) and rhs.metric:
+            method = rhs.method or e.method
+            verify(f'expect[{i}]."{op}".metric', rhs.metric, [method] if method else None)
+    for i, p in enumerate(spec.plots):
+        extra = p.model_extra or {}
+        for key in BUILTIN_PLOT_KEYS.get(p.kind, ()):
+            verify(f"plots[{i}].{key}", extra.get(key), extra.get("methods"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -443,6 +607,22 @@ def check(spec: Spec) -> None:
 def _job_id(dataset: dict, method: dict, params: dict, seed: int, fold: int | None) -> str:
     key = json.dumps([dataset, method, params, seed, fold], sort_keys=True, default=str)
     return hashlib.sha1(key.encode()).hexdigest()[:12]
+
+
+def count_jobs(spec: Spec) -> int:
+    """How many jobs :func:`expand` would make, computed without making them."""
+    sizes = []
+    for m in spec.methods:
+        size = 1
+        for v in m.params.values():
+            if is_grid(v) and isinstance(v["grid"], list):
+                size *= len(v["grid"])
+        sizes.append(size)
+    total = 0
+    for di, d in enumerate(spec.datasets):
+        per_split = sum(sizes[mi] for mi in range(len(spec.methods)) if spec.runs_on(mi, di))
+        total += len(spec.seeds) * (d.split.folds or 1) * per_split
+    return total
 
 
 def expand(spec: Spec) -> list[Job]:

@@ -26,11 +26,14 @@ ONE_CLASS_CSV = "a,y\n1,0\n2,0\n3,0\n"
 TWO_ROWS_CSV = "a,y\n1,0\n2,1\n"
 
 
-def _with_csv(content, target="y"):
+GROUP_CSV = "a,sex,y\n" + "".join(f"{i},{'Male' if i % 3 else 'Female'},{i % 2}\n" for i in range(30))
+
+
+def _with_csv(content, target="y", extra=""):
     def make(tmp):
         path = _csv(tmp, content)
         return BASE.replace("- dataset: iris",
-                            f"- dataset: csv\n    params: {{path: {path}, target: {target}}}")
+                            f"- dataset: csv\n    params: {{path: {path}, target: {target}{extra}}}")
 
     return make
 
@@ -88,6 +91,52 @@ CASES = [
     ("nan-in-data", _with_csv(NAN_CSV), [], 2, "NaN or infinite feature values"),
     ("one-class", _with_csv(ONE_CLASS_CSV), [], 2, "has only one class"),
     ("missing-column", _with_csv(TWO_ROWS_CSV, target="label"), [], 2, "column 'label' is not in"),
+    ("expect-unknown-metric", BASE + 'expect: [{metric: test_eror, "<=": 0.1}]\n', [], 2,
+     "expect[0].metric: no method reports 'test_eror' (did you mean 'test_error'?)"),
+    ("expect-metric-not-computed", BASE + 'expect: [{metric: test_log_loss, "<=": 0.1}]\n', [], 2,
+     "no method reports 'test_log_loss'"),
+    ("plot-unknown-metric", BASE + "plots: [{kind: bar, metric: test_acuracy}]\n", [], 2,
+     "plots[0].metric: no method reports 'test_acuracy'"),
+    ("plot-unknown-param", BASE + "plots: [{kind: line, x: param.CC, y: test_error}]\n", [], 2,
+     "plots[0].x: no method reports 'param.CC' (did you mean 'param.C'?)"),
+    ("privileged-misspelt", _with_csv(GROUP_CSV, extra=", group: sex, privileged: male"), [], 2,
+     "csv: privileged group 'male' is not a value of column 'sex'"),
+    ("privileged-without-group", _with_csv(GROUP_CSV, extra=", privileged: Male"), [], 2,
+     "'privileged' names a group, so 'group' must name the group column"),
+    ("header-only-csv", _with_csv("a,y\n"), [], 2, "has no samples"),
+    ("feature-index-out-of-range", BASE.replace(
+        "- dataset: iris", "- dataset: iris\n    params: {features: [0, 99]}"), [], 2,
+     "datasets[0] (iris): iris: features[1] is 99, but iris has 4 features"),
+    ("zero-samples", BASE.replace(
+        "- dataset: iris", "- dataset: checkerboard\n    params: {n_samples: 0}"), [], 2,
+     "checkerboard: n_samples must be ≥ 2, got 0"),
+    ("negative-samples", BASE.replace(
+        "- dataset: iris", "- dataset: checkerboard\n    params: {n_samples: -5}"), [], 2,
+     "checkerboard: n_samples must be ≥ 2, got -5"),
+    ("loader-trips", BASE.replace(
+        "- dataset: iris", "- dataset: nested\n    params: {n_samples: -5}"), [], 2,
+     "datasets[0] (nested) cannot be loaded with params {'n_samples': -5}"),
+    ("profiles-not-mapping", BASE + "profiles: true\n", [], 2, "profiles must be a valid dictionary"),
+    ("seed-count-2^31", BASE.replace("seeds: 1", "seeds: 2147483648"), [], 2,
+     "seeds must be ≤ 10,000 (a count of seeds), got 2147483648"),
+    ("seed-count-2^63", BASE.replace("seeds: 1", "seeds: 9223372036854775808"), [], 2,
+     "seeds must be ≤ 10,000"),
+    ("seed-count-1e9", BASE.replace("seeds: 1", "seeds: 1000000000"), [], 2, "seeds must be ≤ 10,000"),
+    ("seed-value-2^31", BASE.replace("seeds: 1", "seeds: [0, 2147483648]"), [], 2,
+     "seeds[1] must be from 0 to 2147483647 (2^31 - 1), got 2147483648"),
+    ("seed-value-2^63", BASE.replace("seeds: 1", "seeds: [9223372036854775808]"), [], 2,
+     "seeds[0] must be from 0 to 2147483647"),
+    ("seed-value-negative", BASE.replace("seeds: 1", "seeds: [-1]"), [], 2, "seeds[0] must be from 0"),
+    ("too-many-jobs", BASE.replace("seeds: 1", "seeds: 10000") + "    params: {C: {grid: "
+     + str(list(range(1, 12))) + "}}\n", [], 2,
+     "the spec expands to 110,000 jobs (datasets × seeds × folds × methods × grid points); at most "
+     "100,000"),
+    ("duplicate-key", BASE + "seeds: 2\n", [], 2,
+     "duplicate key 'seeds' at line 8 (first at line 3); YAML would keep only the last"),
+    ("duplicate-nested-key", BASE + "    params: {C: 1, C: 2}\n", [], 2, "duplicate key 'C'"),
+    ("alias-bomb", "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")), [], 2,
+     "the YAML expands to more than 200,000 values through its aliases"),
 ]
 
 
@@ -105,6 +154,213 @@ def test_bad_input_gives_one_line_and_exit_code(case, tmp_path, cli):
     assert lines[0].startswith("error: ")
     assert fragment in " ".join(result.stderr.split()), result.stderr
     assert not out.exists() or not any(out.iterdir()), "a bad input must not leave a run folder"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if not c[2]], ids=[c[0] for c in CASES if not c[2]])
+def test_validate_gives_the_same_line_as_dry_run(case, tmp_path, cli):
+    """validate runs every check run --dry-run does (data loaded, groups, metric names)."""
+    _, text, _, code, _ = case
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text(tmp_path) if callable(text) else text)
+    validated, dry = cli("validate", spec), cli("run", spec, "--dry-run")
+    assert validated.exit_code == dry.exit_code == code
+    assert validated.stderr == dry.stderr
+
+
+def test_privileged_group_reaches_the_dataset(tmp_path):
+    from safeclf.datasets.tabular import load_csv
+
+    path = _csv(tmp_path, GROUP_CSV)
+    assert load_csv(path, "y", group="sex", privileged="Male").info["privileged_group"] == "Male"
+    assert "privileged_group" not in load_csv(path, "y", group="sex").info
+    numeric = _csv(tmp_path, "a,g,y\n1,1,0\n2,2,1\n3,1,1\n4,2,0\n", "numeric.csv")
+    assert load_csv(numeric, "y", group="g", privileged="2").info["privileged_group"] == 2
+
+
+def test_relative_data_path_is_taken_from_the_spec_folder(tmp_path, monkeypatch, cli):
+    """A spec run from another working directory finds its CSV; the stored spec holds the
+    absolute path and the manifest the file's SHA-256."""
+    import hashlib
+    import json
+
+    import yaml
+
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    data = project / "data" / "d.csv"
+    data.write_text(GROUP_CSV)
+    spec = project / "spec.yaml"
+    spec.write_text(BASE.replace("- dataset: iris", "- dataset: csv\n    params: {path: data/d.csv, "
+                                 "target: y, group: sex, privileged: Male}"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = cli("run", spec, "--out", "runs", "-j", "1")
+    assert result.exit_code == 0, result.output
+    run_dir = next((elsewhere / "runs").iterdir())
+    stored = yaml.safe_load((run_dir / "spec.yaml").read_text())
+    assert stored["datasets"][0]["params"]["path"] == str(data.resolve())
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["data"] == [{"dataset": "csv", "param": "path", "path": str(data.resolve()),
+                                 "bytes": data.stat().st_size,
+                                 "sha256": hashlib.sha256(data.read_bytes()).hexdigest()}]
+    assert manifest["workers"] >= 1
+
+
+def test_negative_seed_count_message_is_not_doubled(cli, tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(BASE.replace("seeds: 1", "seeds: -3"))
+    result = cli("run", spec, "--out", tmp_path / "runs")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "error: seeds must be ≥ 1, got -3"
+
+
+def test_alias_bomb_is_refused_quickly(tmp_path):
+    """The bound is checked on the composed nodes, before anything is expanded; time is
+    measured by the bound, not asserted: the refusal must come from read_yaml itself."""
+    import tracemalloc
+
+    from safeclf.errors import SpecError
+    from safeclf.spec import read_yaml
+
+    spec = tmp_path / "bomb.yaml"
+    spec.write_text("a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")))
+    tracemalloc.start()
+    with pytest.raises(SpecError, match="expands to more than"):
+        read_yaml(spec)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 50 * 2**20, f"peak {peak / 2**20:.0f} MiB"
+
+
+def test_anchors_within_the_bound_still_work(tmp_path):
+    from safeclf.spec import read_yaml
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("base: &b {C: 1}\nmethods: [{method: svm, params: *b}, {method: svm, params: *b}]\n"
+                    "merged: {<<: *b, tol: 2}\n")
+    data = read_yaml(spec)
+    assert data["methods"][1]["params"] == {"C": 1}
+    assert data["merged"] == {"C": 1, "tol": 2}
+
+
+def test_validate_refuses_huge_seed_count_without_expanding(cli, tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(BASE.replace("seeds: 1", "seeds: 2147483648"))
+    result = cli("validate", spec)
+    assert result.exit_code == 2
+    assert "seeds must be ≤ 10,000" in result.stderr
+
+
+def test_spec_path_that_is_a_folder(cli, tmp_path):
+    result = cli("run", tmp_path, "--out", tmp_path / "runs")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"error: spec file '{tmp_path}' is a folder; give the YAML file inside it"
+
+
+@pytest.mark.parametrize("damage", ["empty-parquet", "corrupt-parquet", "empty-csv", "corrupt-csv",
+                                    "corrupt-manifest"])
+def test_compare_on_a_damaged_run(cli, tiny_spec, tmp_path, damage):
+    import shutil
+
+    out = tmp_path / "runs"
+    assert cli("run", tiny_spec, "--profile", "ci", "--out", out, "-j", "1").exit_code == 0
+    good = next(out.iterdir())
+    bad = tmp_path / "bad-run"
+    shutil.copytree(good, bad)
+    kind, name = damage.split("-")
+    target = bad / {"parquet": "metrics.parquet", "csv": "metrics.csv", "manifest": "manifest.json"}[name]
+    if name == "csv":
+        (bad / "metrics.parquet").unlink()
+    target.write_bytes(b"" if kind == "empty" else b"\x00garbage\xff{[")
+    result = cli("compare", good, bad)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: '"), result.stderr
+    assert str(target) in " ".join(result.stderr.split())
+
+
+def test_unreachable_scheduler_leaves_no_run_folder(cli, tiny_spec, tmp_path, monkeypatch):
+    pytest.importorskip("distributed")
+    import socket
+
+    from safeclf import runner
+
+    monkeypatch.setattr(runner, "CONNECT_TIMEOUT", "1s")
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    out = tmp_path / "runs"
+    result = cli("run", tiny_spec, "--profile", "ci", "--backend", "dask", "--scheduler",
+                 f"tcp://127.0.0.1:{port}", "--out", out)
+    assert result.exit_code == 2, result.output
+    assert f"--scheduler: cannot reach a Dask scheduler at 'tcp://127.0.0.1:{port}'" in result.stderr
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_interrupt_hint_names_the_run_folder(cli, tiny_spec, tmp_path, monkeypatch):
+    from safeclf import runner
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "execute", interrupted)
+    out = tmp_path / "runs"
+    result = cli("run", tiny_spec, "--profile", "ci", "--out", out)
+    assert result.exit_code == 130
+    run_dir = next(out.iterdir())
+    assert f"safeclf run --resume {run_dir}" in " ".join(result.stderr.split())
+
+
+def test_git_state_is_read_without_taking_the_index_lock(tmp_path):
+    """A plain ``git status`` after a file's timestamp changed rewrites .git/index (under
+    index.lock); the manifest's reading must leave the index untouched."""
+    import os
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    from safeclf.runs import _git_commit
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")
+    (repo / "f.txt").write_text("x\n")
+    for cmd in (["init", "-q"], ["add", "f.txt"], ["commit", "-q", "-m", "one"]):
+        subprocess.run(["git", "-C", str(repo), *cmd], check=True, env=env)
+    index = repo / ".git" / "index"
+
+    def touch_and_stamp():
+        stamp = os.stat(repo / "f.txt").st_mtime_ns + 5_000_000_000
+        os.utime(repo / "f.txt", ns=(stamp, stamp))
+        return os.stat(index).st_mtime_ns, index.read_bytes()
+
+    before = touch_and_stamp()
+    commit = _git_commit(repo)
+    assert commit is not None and not commit.endswith("-dirty")
+    assert (os.stat(index).st_mtime_ns, index.read_bytes()) == before
+    subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], check=True, capture_output=True)
+    assert (os.stat(index).st_mtime_ns, index.read_bytes()) != before, "control: plain status writes"
+
+
+def test_numba_cache_is_outside_the_package(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    import safeclf
+
+    code = "import safeclf, numba; print(numba.config.CACHE_DIR)"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True).stdout.strip()
+    assert out == str(tmp_path / "cache" / "safeclf" / "numba")
+    package = os.path.dirname(safeclf.__file__)
+    assert not os.path.commonpath([out, package]) == package
 
 
 def test_missing_spec_file(cli, tmp_path):

@@ -25,6 +25,8 @@ def checked(name: str, X, y, rows=None, info=None) -> Dataset:
     finite features, no missing labels, at least two classes."""
     y = np.asarray(y)
     n = X.shape[0]
+    if n == 0:
+        raise DataError(f"dataset '{name}' has no samples")
     if y.shape[0] != n:
         raise DataError(f"dataset '{name}': {n} feature rows but {y.shape[0]} labels")
     data = X.data if hasattr(X, "tocsr") else np.asarray(X)

@@ -9,6 +9,11 @@ from safeclf.errors import DataError
 from safeclf.plugin import DatasetPlugin
 
 
+def _positive_samples(name: str, n_samples: int) -> None:
+    if n_samples < 2:
+        raise DataError(f"{name}: n_samples must be ≥ 2, got {n_samples}")
+
+
 def load_gaussians(
     mean_pos: list[float],
     mean_neg: list[float],
@@ -33,6 +38,7 @@ def load_gaussians(
             raise DataError(f"gaussians: {label} must be {d}×{d}, got shape {c.shape}")
         if not np.allclose(c, c.T) or np.linalg.eigvalsh(c).min() <= 0:
             raise DataError(f"gaussians: {label} must be symmetric positive definite")
+    _positive_samples("gaussians", n_samples)
     if not 0 < p_pos < 1:
         raise DataError(f"gaussians: p_pos must be in (0, 1), got {p_pos}")
     rng = np.random.default_rng(random_state)
@@ -52,6 +58,7 @@ def load_checkerboard(n: int = 8, n_samples: int = 6400, random_state: int = 0):
     """Uniform points on the unit square, label = parity of the n×n cell they fall in."""
     if n < 1:
         raise DataError(f"checkerboard: n must be ≥ 1, got {n}")
+    _positive_samples("checkerboard", n_samples)
     rng = np.random.default_rng(random_state)
     X = rng.uniform(0.0, 1.0, size=(n_samples, 2))
     cells = np.minimum((X * n).astype(int), n - 1)
@@ -63,6 +70,7 @@ def load_xor(n_features: int = 6, n_samples: int = 6400, random_state: int = 0):
     """Uniform points on [-1, 1]^d, label 1 where the product of the features is positive."""
     if n_features < 1:
         raise DataError(f"xor: n_features must be ≥ 1, got {n_features}")
+    _positive_samples("xor", n_samples)
     rng = np.random.default_rng(random_state)
     X = rng.uniform(-1.0, 1.0, size=(n_samples, n_features))
     y = (np.prod(X, axis=1) > 0).astype(int)

@@ -5,21 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from safeclf.datasets import checked
-from safeclf.errors import DataError
+from safeclf.errors import DataError, closest
 from safeclf.plugin import DatasetPlugin
 
 
 def load_csv(
-    path: str,
+    path: Path,
     target: str,
     group: str | None = None,
+    privileged: str | int | None = None,
     features: list[str] | None = None,
     one_hot: bool = True,
 ):
-    """Read ``path``; ``target`` is the label column, ``group`` (optional) a column of group
-    labels kept in ``rows["groups"]`` (not used as a feature), ``features`` the feature
-    columns (default: all others). Non-numeric feature columns are one-hot encoded when
-    ``one_hot`` is true; empty cells are an error, not silently imputed."""
+    """Read ``path`` (relative to the spec's folder); ``target`` is the label column, ``group``
+    (optional) a column of group labels kept in ``rows["groups"]`` (not used as a feature),
+    ``privileged`` the value of ``group`` that marks the privileged group (kept in
+    ``info["privileged_group"]`` for the fairness figures), ``features`` the feature columns
+    (default: all others). Non-numeric feature columns are one-hot encoded when ``one_hot`` is
+    true; empty cells are an error, not silently imputed."""
     import pandas as pd
 
     p = Path(path)
@@ -44,7 +47,21 @@ def load_csv(
     except ValueError:
         raise DataError(f"csv: non-numeric feature columns in '{path}' (set one_hot: true)") from None
     rows = {"groups": frame[group].to_numpy()} if group else {}
-    return checked(f"csv:{p.name}", X, y, rows=rows, info={"feature_names": list(Xf.columns)})
+    info = {"feature_names": list(Xf.columns)}
+    if privileged is not None:
+        if not group:
+            raise DataError("csv: 'privileged' names a group, so 'group' must name the group column")
+        values = list(dict.fromkeys(frame[group].dropna().tolist()))
+        match = [v for v in values if str(v) == str(privileged)]
+        if not match:
+            shown = ", ".join(repr(v) for v in values[:20]) + (", ..." if len(values) > 20 else "")
+            same_but_case = [v for v in values if str(v).lower() == str(privileged).lower()]
+            hint = (f" (did you mean {same_but_case[0]!r}?)" if same_but_case
+                    else closest(str(privileged), map(str, values)))
+            raise DataError(f"csv: privileged group {privileged!r} is not a value of column "
+                            f"'{group}' in '{path}'{hint}; its groups are {shown}")
+        info["privileged_group"] = match[0]
+    return checked(f"csv:{p.name}", X, y, rows=rows, info=info)
 
 
 csv = DatasetPlugin("csv", load_csv, "a CSV file: target column, optional group column",

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from safeclf.datasets import checked
+from safeclf.errors import DataError
 from safeclf.plugin import DatasetPlugin
 
 
 def _bunch(loader, name: str, features: list[int] | None):
     b = loader()
+    d = b.data.shape[1]
+    for i, f in enumerate(features or []):
+        if not -d <= f < d:
+            raise DataError(f"{name}: features[{i}] is {f}, but {name} has {d} features "
+                            f"(indices 0 to {d - 1})")
     X = b.data if features is None else b.data[:, features]
     names = list(b.feature_names) if features is None else [b.feature_names[i] for i in features]
     return checked(name, X.astype(float), b.target, info={"feature_names": names})
