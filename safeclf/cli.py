@@ -14,7 +14,6 @@ import typer
 from safeclf import __version__
 
 app = typer.Typer(
-    add_completion=False,
     no_args_is_help=True,
     help="Run, check and compare experiments with classifiers that come with a promise.",
     pretty_exceptions_enable=False,
@@ -99,6 +98,9 @@ def main(
 @app.command()
 def run(
     spec: Path | None = typer.Argument(None, help="The experiment spec (YAML)."),
+    overrides: list[str] | None = typer.Argument(
+        None, help="key=value overrides after the profile (seeds=1 methods[0].params.C=10; "
+                   "~key deletes), recorded in the manifest."),
     jobs: int = typer.Option(-1, "--jobs", "-j", help="Parallel workers (-1: all cores)."),
     out: Path = typer.Option(Path("runs"), "--out", help="Folder that receives the run folder."),
     name: str | None = typer.Option(None, "--name", help="Run name (default: the spec's)."),
@@ -112,10 +114,11 @@ def run(
 ):
     """Run every job of SPEC in parallel and write a timestamped run folder."""
     _state["debug"] = _state["debug"] or debug
-    _guard(_run, spec, jobs, out, name, resume, dry_run, backend.value, scheduler, check, profile)
+    _guard(_run, spec, jobs, out, name, resume, dry_run, backend.value, scheduler, check, profile,
+           overrides or [])
 
 
-def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, profile):
+def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, profile, overrides):
     from safeclf import report
     from safeclf.runner import Options
     from safeclf.runner import run as run_spec
@@ -126,7 +129,7 @@ def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, prof
         raise SpecError(f"--jobs must be a positive number of workers or -1, got {jobs}")
     opts = Options(jobs=jobs, out=out, name=name, resume=resume, dry_run=dry_run,
                    backend=backend, scheduler=scheduler, check=check, profile=profile,
-                   command=["safeclf", *sys.argv[1:]])
+                   overrides=overrides, command=["safeclf", *sys.argv[1:]])
     console = _console()
     outcome = run_spec(spec, opts, console=_console(stderr=True))
     if dry_run:
@@ -162,6 +165,7 @@ def compare(
 @app.command()
 def validate(
     spec: Path = typer.Argument(..., help="The experiment spec (YAML)."),
+    overrides: list[str] | None = typer.Argument(None, help="key=value overrides, as for run."),
     profile: str | None = typer.Option(None, "--profile", help="Apply profiles.<name>."),
 ):
     """Check a spec without running it: the same checks as ``run --dry-run`` (each dataset is
@@ -171,7 +175,7 @@ def validate(
         from safeclf.runner import Options
         from safeclf.runner import run as run_spec
 
-        outcome = run_spec(spec, Options(dry_run=True, profile=profile))
+        outcome = run_spec(spec, Options(dry_run=True, profile=profile, overrides=overrides or []))
         s = outcome.spec
         typer.echo(f"{spec}: valid; {len(outcome.jobs)} jobs ({len(s.datasets)} datasets, "
                    f"{len(s.methods)} methods, {len(s.seeds)} seeds)")

@@ -31,6 +31,7 @@ class Options:
     scheduler: str | None = None
     check: bool = False
     profile: str | None = None
+    overrides: list[str] = field(default_factory=list)
     command: list[str] = field(default_factory=lambda: list(sys.argv))
 
 
@@ -58,8 +59,10 @@ def resolve(spec_path: str | Path | None, opts: Options) -> tuple[Spec, Spec | N
             raise SpecError(f"--resume: '{opts.resume}' is not a run folder (no spec.yaml)")
         spec = parse(_stored_spec(Path(opts.resume)))
         check(spec)
+        if opts.overrides and spec_path is None:
+            raise SpecError("key=value overrides apply to a spec file: give SPEC with --resume")
         if spec_path is not None:
-            given = load_spec(spec_path, opts.profile)
+            given = load_spec(spec_path, opts.profile, overrides=opts.overrides)
             same_jobs = [j.id for j in expand(given)] == [j.id for j in expand(spec)]
             if not same_jobs or given.metrics != spec.metrics:
                 raise SpecError(
@@ -71,7 +74,7 @@ def resolve(spec_path: str | Path | None, opts: Options) -> tuple[Spec, Spec | N
         return spec, spec
     if spec_path is None:
         raise SpecError("give a spec file, or --resume RUN_DIR")
-    spec = load_spec(spec_path, opts.profile)
+    spec = load_spec(spec_path, opts.profile, overrides=opts.overrides)
     if opts.name:
         spec.name = parse(dict(spec.resolved(), name=opts.name)).name
     return spec, None
@@ -238,7 +241,8 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
         else:
             run_dir = runs.create_run_dir(Path(opts.out), spec.name)
             runs.write_yaml(run_dir / "spec.yaml", spec.resolved())
-            manifest = {"command": opts.command, "profile": opts.profile, "start": started,
+            manifest = {"command": opts.command, "profile": opts.profile,
+                        "overrides": list(opts.overrides), "start": started,
                         "end": None, "seeds": spec.seeds, "n_jobs": len(jobs),
                         "backend": opts.backend, **backend, "data": runs.data_files(spec),
                         **runs.environment()}

@@ -253,15 +253,55 @@ def _mean_std(values) -> str:
     return f"{values.mean():.4g} ± {values.std(ddof=1):.2g}"
 
 
+#: Arrow types of the identity columns of the metrics table; every other column (parameters,
+#: metrics, timings) is float64, bool or string by its values.
+FIXED_TYPES = {"job": "string", "dataset": "string", "method": "string", "params": "string",
+               "seed": "int64", "fold": "int64", "status": "string", "error": "string"}
+
+
+def parquet_table(frame):
+    """The metrics table as an Arrow table with a fixed schema: every column typed even when
+    all its values are missing (an all-null column would otherwise get Arrow's ``null`` type,
+    and ``pyarrow.dataset`` could not read two runs together), numeric parameters as float64
+    whichever runs wrote ``1`` or ``0.5``."""
+    import pyarrow as pa
+
+    fields, arrays = [], []
+    for col in frame.columns:
+        values = [None if _missing(v) else v for v in frame[col].tolist()]
+        kind = FIXED_TYPES.get(col) or _value_type(values)
+        if kind == "string":
+            values = [None if v is None else str(v) for v in values]
+        elif kind == "int64":
+            values = [None if v is None else int(v) for v in values]
+        elif kind == "float64":
+            values = [None if v is None else float(v) for v in values]
+        fields.append(pa.field(col, getattr(pa, kind)()))
+        arrays.append(pa.array(values, type=fields[-1].type))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def _value_type(values) -> str:
+    """float64 for numbers (and for a column with no value at all: metrics), bool, else string."""
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return "bool_"
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return "float64"
+    return "string"
+
+
 def write_tables(run_dir: Path, frame) -> None:
     """metrics.csv, metrics.parquet and summary.md, each written atomically."""
     atomic_write(run_dir / "metrics.csv", frame.to_csv(index=False))
     tmp = run_dir / ".metrics.parquet.tmp"
-    parquet_frame = frame.copy()
-    for c in parquet_frame.columns:
-        if parquet_frame[c].dtype == object:
-            parquet_frame[c] = parquet_frame[c].map(lambda v: None if v is None else str(v))
-    parquet_frame.to_parquet(tmp, index=False)
+    import pyarrow.parquet as pq
+
+    pq.write_table(parquet_table(frame), tmp)
     os.replace(tmp, run_dir / "metrics.parquet")
     summary = summary_table(frame)
     text = "# Summary\n\nMean ± std over seeds and folds; `jobs` counts successful/all.\n\n"

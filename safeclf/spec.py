@@ -13,6 +13,7 @@ import copy
 import hashlib
 import itertools
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -317,6 +318,66 @@ def apply_profile(data: dict[str, Any], profile: str | None) -> dict[str, Any]:
     return data
 
 
+_OVERRIDE_STEP = re.compile(r"([A-Za-z_][\w-]*)((?:\[-?\d+\])*)$")
+
+
+def apply_overrides(data: dict[str, Any], overrides) -> dict[str, Any]:
+    """Apply command-line overrides in the Hydra style, after the profile: ``key=value`` sets
+    the value at a dotted path with list indices (``methods[0].params.C=10``), the value read
+    as a YAML scalar or flow collection (``10`` an int, ``0.1`` a float, ``[1, 2]`` a list,
+    ``{grid: [0.1, 1]}`` a grid); ``~key`` deletes a key. Each problem names the override."""
+    data = copy.deepcopy(data)
+    for text in overrides or ():
+        delete = text.startswith("~")
+        path, eq, raw = text[1:].partition("=") if delete else text.partition("=")
+        if not delete and not eq:
+            raise SpecError(f"override '{text}': write key=value (e.g. seeds=1 or "
+                            "methods[0].params.C=10), or ~key to delete a key")
+        steps = _override_steps(path.strip(), text)
+        value = None if delete else parse_yaml(raw, f"override '{text}'")
+        parent, where = data, ""
+        for n, step in enumerate(steps):
+            last = n == len(steps) - 1
+            if isinstance(step, int):
+                if not isinstance(parent, list):
+                    raise SpecError(f"override '{text}': {where or 'the spec'} is not a list")
+                if not -len(parent) <= step < len(parent):
+                    raise SpecError(f"override '{text}': {where} has {len(parent)} items, "
+                                    f"no index {step}")
+            else:
+                if not isinstance(parent, dict):
+                    raise SpecError(f"override '{text}': {where or 'the spec'} is not a mapping")
+                if step not in parent and delete:
+                    raise SpecError(f"override '{text}': {where + '.' if where else ''}{step} is "
+                                    f"not in the spec{closest(step, list(parent))}")
+                if step not in parent and not last:  # methods[0].params.C=1 without params
+                    if isinstance(steps[n + 1], int):
+                        raise SpecError(f"override '{text}': {where + '.' if where else ''}{step} "
+                                        "is not in the spec, so it has no index")
+                    parent[step] = {}
+            where += f"[{step}]" if isinstance(step, int) else (f".{step}" if where else step)
+            if last:
+                if delete:
+                    del parent[step]
+                else:
+                    parent[step] = value
+            else:
+                parent = parent[step]
+    return data
+
+
+def _override_steps(path: str, text: str) -> list:
+    steps: list = []
+    for part in path.split(".") if path else [""]:
+        m = _OVERRIDE_STEP.match(part)
+        if not m:
+            raise SpecError(f"override '{text}': '{part}' is not a key (letters, digits, _ or -, "
+                            "then optional [index])")
+        steps.append(m.group(1))
+        steps += [int(i) for i in re.findall(r"-?\d+", m.group(2))]
+    return steps
+
+
 def _merge(base, patch):
     if isinstance(base, dict) and isinstance(patch, dict):
         out = dict(base)
@@ -409,10 +470,11 @@ def parse(data: dict[str, Any]) -> Spec:
         raise SpecError(_friendly(exc)) from None
 
 
-def load_spec(path: str | Path, profile: str | None = None, check_names: bool = True) -> Spec:
-    """Read, profile, parse and (by default) check every name and parameter of a spec file;
-    data-file parameters are made absolute against the spec's folder."""
-    data = apply_profile(read_yaml(path), profile)
+def load_spec(path: str | Path, profile: str | None = None, check_names: bool = True,
+              overrides=()) -> Spec:
+    """Read, profile, override, parse and (by default) check every name and parameter of a
+    spec file; data-file parameters are made absolute against the spec's folder."""
+    data = apply_overrides(apply_profile(read_yaml(path), profile), overrides)
     spec = parse(data)
     if check_names:
         check(spec)

@@ -250,3 +250,30 @@ def test_resume_with_edited_expectations_rechecks_them(cli, tiny_spec, write_spe
     assert yaml.safe_load((run / "spec.yaml").read_text())["expect"][0]["<"] == 0.0
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["skipped_on_resume"] == 4 and "spec_updated" in manifest["resumed"][-1]
+
+
+def test_metrics_parquet_has_a_fixed_schema_across_runs(tmp_path):
+    """Two runs whose all-missing columns (fold, error) and parameter values (C: 1 vs 0.5)
+    differ are read together with pyarrow.dataset, every column typed."""
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+
+    from safeclf.runs import results_table, write_tables
+
+    def record(i, C, status="ok", error=None):
+        return {"id": f"j{i}", "dataset": "iris", "method": "svm", "params": {"C": C}, "seed": i,
+                "fold": None, "status": status, "error": error,
+                "metrics": {"test_error": None if error else 0.1 * i}}
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    for folder, records in ((first, [record(0, 1), record(1, 1)]),
+                            (second, [record(0, 0.5), record(1, 0.5, "failed", "boom")])):
+        folder.mkdir()
+        write_tables(folder, results_table(records))
+    table = pads.dataset([first / "metrics.parquet", second / "metrics.parquet"]).to_table()
+    assert table.num_rows == 4
+    types = dict(zip(table.schema.names, table.schema.types))
+    assert types["fold"] == pa.int64() and types["error"] == pa.string()
+    assert types["param.C"] == pa.float64() and types["test_error"] == pa.float64()
+    assert sorted(table.column("param.C").to_pylist()) == [0.5, 0.5, 1.0, 1.0]
+    assert table.column("error").to_pylist().count("boom") == 1

@@ -147,3 +147,65 @@ def test_needs_may_depend_on_parameters(write_spec, tmp_path):
     preflight(load_spec(write_spec(base.replace("CAL", "none"), "a.yaml")))
     with pytest.raises(Err, match=r"methods\[0\] \(mcsvm\) needs a calibration set"):
         preflight(load_spec(write_spec(base.replace("CAL", "conformal"), "b.yaml")))
+
+
+# --------------------------------------------------------------------------------------------
+# command-line overrides (Hydra style)
+
+OVERRIDE_BASE = {"name": "x", "seeds": 2, "datasets": [{"dataset": "iris"}],
+                 "methods": [{"method": "svm", "params": {"C": 1.0}}, {"method": "logreg"}]}
+
+
+def test_overrides_set_typed_values_at_dotted_paths():
+    from safeclf.spec import apply_overrides
+
+    out = apply_overrides(OVERRIDE_BASE, ["seeds=1", "methods[0].params.C=10",
+                                          "methods[1].params.C={grid: [0.1, 1]}",
+                                          "datasets[0].split.test=0.25", "methods[-1].name=lr",
+                                          "description=a b: c'", "~methods[0].params.C"])
+    assert out["seeds"] == 1 and isinstance(out["seeds"], int)
+    assert out["methods"][0]["params"] == {}
+    assert out["methods"][1] == {"method": "logreg", "name": "lr", "params": {"C": {"grid": [0.1, 1]}}}
+    assert out["datasets"][0]["split"] == {"test": 0.25}
+    assert OVERRIDE_BASE["seeds"] == 2, "the input is not modified"
+
+
+@pytest.mark.parametrize("override, message", [
+    ("seeds", "write key=value"),
+    ("methods[5].params.C=1", "methods has 2 items, no index 5"),
+    ("seeds[0]=1", "seeds is not a list"),
+    ("~metrcs", "metrcs is not in the spec"),
+    ("methods..C=1", "'' is not a key"),
+    ("seeds=[1", "malformed YAML"),
+    ("seeds=a: b: c", "malformed YAML"),
+])
+def test_override_problems_name_the_override(override, message):
+    from safeclf.errors import SpecError
+    from safeclf.spec import apply_overrides
+
+    with pytest.raises(SpecError, match=re.escape(message)) as info:
+        apply_overrides(OVERRIDE_BASE, [override])
+    assert "\n" not in str(info.value)
+
+
+def test_overrides_on_the_command_line_are_validated_and_recorded(cli, tiny_spec, tmp_path):
+    import json
+
+    bad = cli("run", tiny_spec, "methods[0].params.C=-1", "--out", tmp_path / "bad")
+    assert bad.exit_code == 2
+    assert bad.stderr.strip() == ("error: methods[0].params.C must be a float in the range "
+                                  "(0.0, inf), got -1")
+    assert not (tmp_path / "bad").exists()
+    out = tmp_path / "runs"
+    result = cli("run", tiny_spec, "seeds=1", "methods[0].params.C=10", "--profile", "ci",
+                 "--out", out, "-j", "1")
+    assert result.exit_code == 0, result.output
+    run_dir = next(out.iterdir())
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["overrides"] == ["seeds=1", "methods[0].params.C=10"]
+    import yaml
+
+    stored = yaml.safe_load((run_dir / "spec.yaml").read_text())
+    assert stored["seeds"] == [0] and stored["methods"][0]["params"] == {"C": 10}
+    listed = cli("validate", tiny_spec, "seeds=3", "--profile", "ci")
+    assert "valid; 12 jobs" in listed.stdout
