@@ -148,18 +148,38 @@ def compare(
         None, "--by", help="Align by these columns instead of dataset, method, params."),
     fmt: Format = typer.Option(Format.table, "--format", help="table, csv or markdown."),
 ):
-    """Set runs side by side, aligned by dataset, method and parameters."""
+    """Set runs side by side, aligned by dataset, method and the full parameters; each later
+    run gets Δ and a paired t-test over matching seeds."""
 
     def _compare():
         from safeclf.compare import compare as cmp
         from safeclf.compare import render
 
-        table, used = cmp(runs, metric, by)
+        result = cmp(runs, metric, by)
         if fmt is Format.table:
-            _console().print(f"[bold]{used}[/] (mean over seeds; Δ = run − {runs[0].name})")
-        typer.echo(render(table, used, fmt.value))
+            _console().print(f"[bold]{result.metric}[/] (mean over seeds; "
+                             f"Δ = run − {result.labels[0]})")
+        typer.echo(render(result, fmt.value))
 
     _guard(_compare)
+
+
+@app.command()
+def predict(
+    run_dir: Path = typer.Argument(..., help="A run folder made with save_models: true."),
+    job: str = typer.Option(..., "--job", help="The job id (metrics.csv's 'job' column)."),
+    data: Path = typer.Option(..., "--data", help="A CSV with the training data's columns."),
+    out: Path = typer.Option(..., "--out", help="The CSV to write: the rows plus predictions."),
+):
+    """Apply a saved model, with the preprocessing fitted in its job, to new rows."""
+
+    def _predict():
+        from safeclf.models import predict_file
+
+        n = predict_file(run_dir, job, data, out)
+        typer.echo(f"{n} predictions written to {out}")
+
+    _guard(_predict)
 
 
 @app.command()

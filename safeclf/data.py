@@ -75,6 +75,7 @@ class Task:
     cal: Part | None = None
     info: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
+    preprocessor: Any = None  # the scaler fitted on ``train`` and applied to every part
 
     def parts(self) -> dict[str, Part]:
         """The named parts present, in the order train, cal, test."""

@@ -12,6 +12,7 @@ import time
 import traceback
 import warnings
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -82,6 +83,7 @@ def preprocess(task: Task, how: str) -> Task:
     scaler.fit(task.train.X)
     for part in task.parts().values():
         part.X = scaler.transform(part.X)
+    task.preprocessor = scaler
     return task
 
 
@@ -118,6 +120,15 @@ def _plain(value):
     return value
 
 
+def _save_model(path, est, task: Task, dentry: dict, job: dict) -> None:
+    from safeclf import models
+
+    models.save(path, est, task.preprocessor, {
+        "job": job, "dataset": dentry, "feature_names": task.info.get("feature_names"),
+        "columns": task.info.get("columns"),
+        "classes": _plain(getattr(est, "classes_", None))})
+
+
 def run_job(payload: dict[str, Any]) -> dict[str, Any]:
     """Run one job described by ``payload`` (job fields, dataset entry, method entry, metric
     names) and return its result record."""
@@ -139,6 +150,8 @@ def run_job(payload: dict[str, Any]) -> dict[str, Any]:
             t0 = time.perf_counter()
             est = plugin.fit(est, task) or est
             result["fit_seconds"] = time.perf_counter() - t0
+            if payload.get("model_path"):
+                _save_model(Path(payload["model_path"]), est, task, dentry, job)
             t0 = time.perf_counter()
             metrics: dict[str, float] = {}
             for name, part in task.parts().items():

@@ -117,7 +117,7 @@ def preflight(spec: Spec) -> None:
                         f"datasets[{i}] ({spec.dataset_label(i)}) does not provide")
 
 
-def payloads(spec: Spec, jobs: list[Job]) -> list[dict[str, Any]]:
+def payloads(spec: Spec, jobs: list[Job], run_dir: Path | None = None) -> list[dict[str, Any]]:
     datasets = [dict(d.model_dump(mode="json"), name=spec.dataset_label(i))
                 for i, d in enumerate(spec.datasets)]
     methods = [m.model_dump(mode="json") for m in spec.methods]
@@ -128,6 +128,8 @@ def payloads(spec: Spec, jobs: list[Job]) -> list[dict[str, Any]]:
         "dataset": datasets[j.dataset_index],
         "method": methods[j.method_index],
         "metrics": list(spec.metrics),
+        "model_path": (str(run_dir / "models" / f"{j.id}.skops")
+                       if run_dir is not None and spec.saves_model(j.method_index) else None),
     } for j in jobs]
 
 
@@ -184,7 +186,7 @@ def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=
 
     log = (run_dir / "run.log").open("a", encoding="utf-8")
     try:
-        work = payloads(spec, jobs)
+        work = payloads(spec, jobs, run_dir)
         stream = joblib.Parallel(return_as="generator_unordered")(
             joblib.delayed(run_job)(p) for p in work)
         for result in stream:
@@ -212,7 +214,7 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path):
         if r is not None:
             results.append(r)
     frame = runs.results_table(results)
-    runs.write_tables(run_dir, frame)
+    runs.write_tables(run_dir, frame, spec)
     problems = plots.write_plots(spec, frame, {r["id"]: r.get("details") or {} for r in results},
                                  run_dir / "plots")
     verdicts = expect.evaluate(spec, frame) if spec.expect else []

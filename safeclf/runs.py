@@ -7,7 +7,8 @@ Layout of ``runs/<YYYYMMDD-HHMMSS>-<name>/``::
     results/<id>.json  one record per job, written atomically (temp file + rename)
     metrics.csv        one row per job: dataset, method, param.*, seed, fold, status, metrics
     metrics.parquet    the same table, typed
-    summary.md         mean ± std by dataset, method and parameters
+    summary.md         mean ± std of the headline metrics, one table per method family
+    summary.csv        mean ± std of every metric by dataset, method and parameters
     expectations.md    each expectation, the measured value and the verdict (when any)
     plots/             PNG and SVG figures
     run.log            one line per finished job
@@ -295,8 +296,9 @@ def _value_type(values) -> str:
     return "string"
 
 
-def write_tables(run_dir: Path, frame) -> None:
-    """metrics.csv, metrics.parquet and summary.md, each written atomically."""
+def write_tables(run_dir: Path, frame, spec=None) -> None:
+    """metrics.csv, metrics.parquet, summary.csv (mean ± std of every metric) and summary.md
+    (one table per method family with its headline metrics), each written atomically."""
     atomic_write(run_dir / "metrics.csv", frame.to_csv(index=False))
     tmp = run_dir / ".metrics.parquet.tmp"
     import pyarrow.parquet as pq
@@ -304,9 +306,41 @@ def write_tables(run_dir: Path, frame) -> None:
     pq.write_table(parquet_table(frame), tmp)
     os.replace(tmp, run_dir / "metrics.parquet")
     summary = summary_table(frame)
-    text = "# Summary\n\nMean ± std over seeds and folds; `jobs` counts successful/all.\n\n"
-    text += to_markdown(summary) if not summary.empty else "(no jobs)"
-    atomic_write(run_dir / "summary.md", text + "\n")
+    atomic_write(run_dir / "summary.csv", summary.to_csv(index=False))
+    text = ("# Summary\n\nMean ± std over seeds and folds; `jobs` counts successful/all. Every "
+            "metric of every job is in `summary.csv` (the same rows) and `metrics.csv`.\n")
+    if frame.empty:
+        text += "\n(no jobs)\n"
+    for family, (columns, rows) in family_tables(frame, spec).items():
+        text += f"\n## {family}\n\n{to_markdown(summary_table(rows, columns))}\n"
+    atomic_write(run_dir / "summary.md", text)
+
+
+def family_tables(frame, spec=None) -> dict[str, tuple[list[str], Any]]:
+    """``{family: (headline metrics, rows)}``: the rows of each method plugin (method family)
+    and the metrics worth a column for it: the spec's metrics on the test part, then any
+    metric the spec's expectations or plots name, each kept only where the family reports it."""
+    if frame.empty:
+        return {}
+    plugin_of = {}
+    named: list[str] = []
+    if spec is not None:
+        plugin_of = {spec.method_label(i): m.method for i, m in enumerate(spec.methods)}
+        named = [f"test_{m}" for m in spec.metrics]
+        named += [e.metric for e in spec.expect]
+        named += [v for p in spec.plots for k, v in (p.model_extra or {}).items()
+                  if k in ("metric", "x", "y") and isinstance(v, str)]
+    available = metric_columns(frame)
+    named += [c for c in available if c.startswith("test_")] if spec is None else []
+    out = {}
+    families = frame["method"].map(lambda m: plugin_of.get(m, m))
+    for family in dict.fromkeys(families):
+        rows = frame[families == family]
+        ok = rows[rows["status"] == "ok"]
+        columns = [c for c in dict.fromkeys(named)
+                   if c in available and ok[c].notna().any()] if not ok.empty else []
+        out[family] = (columns, rows)
+    return out
 
 
 def read_table(path: Path):

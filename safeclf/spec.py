@@ -69,6 +69,7 @@ class MethodEntry(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     preprocess: Preprocess | None = None
     datasets: list[str] | None = Field(None, min_length=1)
+    save_model: bool | None = None  # overrides the spec's save_models for this method
 
 
 class PlotEntry(BaseModel):
@@ -138,6 +139,7 @@ class Spec(_Strict):
     plots: list[PlotEntry] = Field(default_factory=lambda: [PlotEntry(kind="bar", metric="test_error")])
     expect: list[Expectation] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    save_models: bool = False  # write each fitted model to models/<job>.skops
 
     @field_validator("seeds", mode="before")
     @classmethod
@@ -160,6 +162,11 @@ class Spec(_Strict):
 
     def method_label(self, i: int) -> str:
         return self.methods[i].name or self.methods[i].method
+
+    def saves_model(self, method_index: int) -> bool:
+        """Whether jobs of method ``method_index`` keep their fitted model."""
+        own = self.methods[method_index].save_model
+        return self.save_models if own is None else own
 
     def runs_on(self, method_index: int, dataset_index: int) -> bool:
         """Whether method ``method_index`` runs on dataset ``dataset_index`` (a method entry's
@@ -616,7 +623,10 @@ def reported_metrics(spec: Spec, method_index: int) -> set[str] | None:
     parts = {"train", "test"}
     if any(d.split.calibration for i, d in enumerate(spec.datasets) if spec.runs_on(method_index, i)):
         parts.add("cal")
-    return {f"{part}_{name}" for part in parts for name in spec.metrics}
+    from safeclf.groups import UNDIRECTED
+
+    names = set(spec.metrics) | ({UNDIRECTED} if "fairness_ratio" in spec.metrics else set())
+    return {f"{part}_{name}" for part in parts for name in names}
 
 
 def _check_metric_names(spec: Spec) -> None:
@@ -698,7 +708,7 @@ def expand(spec: Spec) -> list[Job]:
                 for mi, m in enumerate(spec.methods):
                     if not spec.runs_on(mi, di):
                         continue
-                    mkey = dict(m.model_dump(mode="json", exclude={"params"}),
+                    mkey = dict(m.model_dump(mode="json", exclude={"params", "save_model"}),
                                 name=spec.method_label(mi))
                     for point in grid_points(m.params, f"methods[{mi}].params"):
                         jid = _job_id(dkey, mkey, point, seed, fold)

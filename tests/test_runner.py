@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -29,7 +30,7 @@ def test_run_writes_every_file(cli, tiny_spec, tmp_path):
     assert "Summary" in result.output and "expectations met: 1/1" in result.output
     run = _run_dir(out)
     assert run.name.endswith("-tiny") and len(run.name.split("-")[0]) == 8
-    for name in ["spec.yaml", "manifest.json", "metrics.csv", "metrics.parquet", "summary.md",
+    for name in ["spec.yaml", "manifest.json", "metrics.csv", "metrics.parquet", "summary.md", "summary.csv",
                  "run.log", "expectations.md", "expectations.csv"]:
         assert (run / name).is_file(), name
     manifest = json.loads((run / "manifest.json").read_text())
@@ -132,16 +133,71 @@ def test_compare_aligns_runs(cli, tiny_spec, write_spec, tmp_path):
 
     table = pd.read_csv(StringIO(result.output))
     assert list(table.columns[:3]) == ["dataset", "method", "params"]
-    assert f"Δ {runs[1].name}" in table.columns
+    first, second = [c for c in table.columns if c.startswith("tiny ") and c[-1].isdigit()][:2]
+    assert second.endswith("#2") or first != second
+    assert f"Δ {second}" in table.columns and f"p {second}" in table.columns
+    assert f"{first} n" in table.columns
     logreg = table[table.method == "logreg"]
-    assert (logreg[f"Δ {runs[1].name}"] == 0).all()  # unchanged method: no difference
+    assert (logreg[f"Δ {second}"] == 0).all()  # unchanged method: no difference
     svm = table[table.method == "svm"]
     assert len(svm) == 4  # two C values × two datasets, each only in one run
-    assert svm[[runs[0].name, runs[1].name]].isna().any(axis=1).all()
+    assert svm[[first, second]].isna().any(axis=1).all()
     by = cli("compare", *runs, "--by", "method", "--format", "markdown")
     assert by.exit_code == 0 and by.output.count("| logreg |") == 1
+    assert by.output.count("| svm |") == 1  # one svm setting per run: datasets pooled as asked
+    for run in runs:
+        assert str(run) in by.output  # the folders in the footnote
     bad = cli("compare", *runs, "--metric", "test_eror")
     assert bad.exit_code == 2 and "did you mean 'test_error'" in bad.stderr
+
+
+def _fake_run(folder: Path, name: str, rows: list[dict], methods=({"method": "svm", "name": "svm"},),
+              start="2026-01-01T10:00:00+0000"):
+    """A run folder written the way the runner writes one, from hand-made job records."""
+    from safeclf.runs import results_table, write_json, write_tables, write_yaml
+
+    folder.mkdir(parents=True)
+    records = [dict({"fold": None, "status": "ok", "error": None, "dataset": "d", "method": "svm"},
+                    id=f"j{i}", **r) for i, r in enumerate(rows)]
+    write_tables(folder, results_table(records))
+    write_yaml(folder / "spec.yaml", {"name": name, "methods": list(methods)})
+    write_json(folder / "manifest.json", {"start": start})
+    return folder
+
+
+def test_compare_fills_defaults_pairs_seeds_and_keeps_signs(cli, tmp_path):
+    """{} and {C: 1.0} of an svm are one row; the paired t-test uses matching seeds; Δ keeps
+    its sign in csv and markdown; rows whose seeds differ are flagged."""
+    from io import StringIO
+
+    from scipy import stats
+
+    a_err, b_err = [0.10, 0.12, 0.15, 0.11], [0.13, 0.16, 0.17, 0.15]
+    a = _fake_run(tmp_path / "a", "base", [{"params": {}, "seed": s, "metrics": {"test_error": e}}
+                                           for s, e in enumerate(a_err)])
+    b = _fake_run(tmp_path / "b", "new", [{"params": {"C": 1.0}, "seed": s,
+                                           "metrics": {"test_error": e}}
+                                          for s, e in enumerate(b_err)], start="2026-01-02T11:30:00+0000")
+    c = _fake_run(tmp_path / "c", "other", [{"params": {"C": 1.0}, "seed": s + 10,
+                                             "metrics": {"test_error": 0.05}} for s in range(4)])
+    result = cli("compare", a, b, c, "--format", "csv")
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(StringIO(result.output), dtype={"Δ new 11:30": str, "Δ other 10:00": str})
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert row["base 10:00 n"] == row["new 11:30 n"] == 4
+    expected = stats.ttest_rel(b_err, a_err).pvalue
+    assert row["p new 11:30"] == pytest.approx(expected)
+    assert row["Δ new 11:30"].startswith("+")
+    assert row["Δ other 10:00"].startswith("-")
+    assert row["note other 10:00"] == "seeds differ" and np.isnan(row["p other 10:00"])
+    md = cli("compare", a, b, c, "--format", "markdown").output
+    assert "| +0.0325 |" in md and "paired t-test" in md and "[2] new 11:30: " + str(b) in md
+    grid = _fake_run(tmp_path / "grid", "grid", [{"params": {"C": C}, "seed": 0,
+                                                  "metrics": {"test_error": C}} for C in (0.1, 1.0)])
+    pooled = cli("compare", grid, "--by", "method", "--format", "markdown").output
+    assert "'params' was added so grid points are not pooled" in pooled
+    assert pooled.count("| svm |") == 2 and "| C=0.1 |" in pooled
 
 
 SLOW = """

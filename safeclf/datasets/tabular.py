@@ -47,7 +47,7 @@ def load_csv(
     except ValueError:
         raise DataError(f"csv: non-numeric feature columns in '{path}' (set one_hot: true)") from None
     rows = {"groups": frame[group].to_numpy()} if group else {}
-    info = {"feature_names": list(Xf.columns)}
+    info = {"feature_names": list(Xf.columns), "columns": list(cols)}
     if privileged is not None:
         if not group:
             raise DataError("csv: 'privileged' names a group, so 'group' must name the group column")
