@@ -192,6 +192,85 @@ def test_monte_carlo_check_holds_for_bernstein_and_catches_the_svm():
     assert max(viol.values()) > 0.3  # the nominal SVM's constraints fail often
 
 
+def issue_11_example():
+    """One uncertain point (support [−1, 1], E X ∈ [−0.3, 0.3], E X² ≤ 0.09, y = +1) and an
+    exact point at −5 (y = −1): normalised, the uncertain entry is ν(−0.3, 0.3, 0.3)."""
+    X = np.array([[0.0], [-5.0]])
+    y = np.array([1, 0])
+    unc = Uncertainty.from_bounds([[-1.0], [-5.0]], [[1.0], [-5.0]], [[-0.3], [-5.0]],
+                                  [[0.3], [-5.0]], [[0.09], [25.0]])
+    return X, y, unc
+
+
+def violation_under(atoms, masses, est):
+    """The exact probability that the uncertain point (y = +1) breaks (5) under a discrete law."""
+    w, b = float(est.coef_[0]), float(-est.intercept_)
+    broken = np.array([w * x - b < 1.0 - est.slack_[0] - 1e-6 for x in atoms])
+    return float(np.dot(masses, broken))
+
+
+# the law of the issue: atoms −1 and 0.09, mean ≈ 0 and E X² = 0.09 (inside the information)
+TWO_POINT = ((-1.0, 0.09), (0.09 / 1.09, 1.0 / 1.09))
+
+
+@pytest.mark.parametrize("formulation", ["MM-SBMV", "MM-SBMV-I"])
+def test_issue_example_holds_with_the_valid_nu(formulation):
+    X, y, unc = issue_11_example()
+    eps, n = 0.05, 4000
+    est = RobustSOCPClassifier(formulation, epsilon=eps, C=1e4, n_monte_carlo=n,
+                               random_state=0).fit(X, y, uncertainty=unc)
+    assert violation_under(*TWO_POINT, est) <= eps
+    viol = est.chance_check(X, y, unc)
+    assert viol["searched"] <= eps + 3 * np.sqrt(eps * (1 - eps) / n), viol
+
+
+@pytest.mark.parametrize("formulation", ["MM-SBMV", "MM-SBMV-I"])
+def test_bad_law_search_catches_the_old_nu(formulation, monkeypatch):
+    # the old ν returned 0.0 at (−0.3, 0.3, 0.3), the only uncertain entry here (the exact
+    # point has s = 0): a ν of zero reproduces the old model, w = 0.4255, b = −1.1277
+    import safeclf.methods.robust_socp.formulations as formulations
+
+    monkeypatch.setattr(formulations, "nu", lambda lo, hi, s: np.zeros(np.shape(lo)))
+    X, y, unc = issue_11_example()
+    eps, n = 0.05, 4000
+    est = RobustSOCPClassifier(formulation, epsilon=eps, C=1e4, n_monte_carlo=n,
+                               random_state=0).fit(X, y, uncertainty=unc)
+    assert np.isclose(est.coef_[0], 0.4255, atol=1e-3)
+    assert np.isclose(-est.intercept_, -1.1277, atol=1e-3)
+    assert np.isclose(violation_under(*TWO_POINT, est), 0.0826, atol=1e-4)  # > ε
+    viol = est.chance_check(X, y, unc)
+    se = np.sqrt(eps * (1 - eps) / n)
+    # the laws with the mean at the adverse bound see nothing; the search finds a law
+    # inside the information (here a two-point law with mean 0) that breaks (5) far beyond ε
+    assert max(viol[k] for k in ("uniform", "two_point", "truncnorm")) <= eps
+    assert viol["searched"] > eps + 3 * se, viol
+
+
+def test_searched_laws_match_the_information():
+    X, y, unc = issue_11_example()
+    from safeclf.methods.robust_socp.evaluation import (SEARCH_MEANS, SEARCH_SHAPES,
+                                                        SEARCH_VARIANCES, searched_law)
+
+    adverse = np.array([[-1.0], [1.0]])
+    for shape in SEARCH_SHAPES:
+        for mf in SEARCH_MEANS:
+            for vf in SEARCH_VARIANCES:
+                atoms, P = searched_law(unc, adverse, mf, vf, shape)
+                mean = (P * atoms).sum(axis=0)
+                second = (P * atoms**2).sum(axis=0)
+                assert np.allclose(P.sum(axis=0), 1.0) and np.all(P >= 0)
+                assert np.all(atoms >= unc.lower - 1e-12) and np.all(atoms <= unc.upper + 1e-12)
+                assert np.all(mean >= unc.mean_lo - 1e-9) and np.all(mean <= unc.mean_hi + 1e-9)
+                assert np.all(second <= unc.second_moment + 1e-9), (shape, mf, vf)
+                # the variance asked for is reached: vf of the largest at that mean
+                m = mean[0, 0]
+                assert np.isclose(second[0, 0] - m * m, vf * (0.09 - m * m), atol=1e-9)
+    # the issue's law is on the grid: two_point_end, mean fraction 0.5 (mean 0), full variance
+    atoms, P = searched_law(unc, adverse, 0.5, 1.0, "two_point_end")
+    got = sorted(zip(atoms[:2, 0, 0], P[:2, 0, 0]))
+    assert np.allclose(got, [(-1.0, 0.09 / 1.09), (0.09, 1 / 1.09)])
+
+
 # -- estimator contract --------------------------------------------------------------------
 @parametrize_with_checks([RobustSOCPClassifier(n_monte_carlo=0)])
 def test_sklearn_estimator_checks(estimator, check):

@@ -8,188 +8,272 @@ mean µ̂ and second moment σ̂² (attained by a two-point distribution), h = l
 
     ν(µ̂⁻, µ̂⁺, σ̂) = min{k ≥ 0 : h_µ̂(t) ≤ max(µ̂⁻t, µ̂⁺t) + k²t²/2  ∀t, ∀µ̂ ∈ [µ̂⁻, µ̂⁺]}   (14)
 
-The paper finds ν by a binary search on k with a 1-D minimisation inside. Here the same
-condition is solved for k directly: for t ≠ 0 it reads k² ≥ 2(h_µ̂(t) − max(µ̂⁻t, µ̂⁺t))/t², so
+For t ≠ 0 the condition reads k² ≥ 2(h_µ̂(t) − max(µ̂⁻t, µ̂⁺t))/t², so
 
-    ν² = max(0, sup over t ≠ 0 and µ̂ ∈ [µ̂⁻, µ̂⁺] of 2(h_µ̂(t) − max(µ̂⁻t, µ̂⁺t))/t²),
+    ν² = max(0, sup over t ≠ 0 and µ̂ ∈ [µ̂⁻, µ̂⁺] of 2(h_µ̂(t) − max(µ̂⁻t, µ̂⁺t))/t²).
 
-the smallest k the binary search converges to, without its bisection error. The side t < 0
-is the side t > 0 of the mirrored variable −X̂ (bounds −µ̂⁺, −µ̂⁻), and the limit t → 0⁺ at
-µ̂ = µ̂⁺ is σ̂² − (µ̂⁺)², the Claim's lower bound. For a fixed µ̂ the supremum over t is found
-by a coarse grid in log t and safeguarded Newton steps on its stationarity condition; over an
-interval of means, by false position on the envelope derivative. Everything is vectorised
-over the triples, and identical triples are solved once. Accuracy ~1e-9 (tests: 1e-6).
+The side t < 0 is the side t > 0 of the mirrored variable −X̂ (bounds −µ̂⁺, −µ̂⁻). For t > 0
+the supremum is taken over µ̂ first, in closed form, then over t:
+
+* g_µ̂(t) is the largest E e^{tX̂} over the laws with mean µ̂ and second moment σ̂²; a mixture
+  of two such laws has the mixed mean and the same second moment, so g (and h = log g) is
+  concave in µ̂. Writing the law by its lower atom x = (µ̂ − σ̂²)/(1 − µ̂), µ̂ = (x + σ̂²)/(1 + x),
+  the stationarity condition of g in x is t(1 − x²) + 2x = 2x e^{t(1−x)}, free of σ̂: its root
+  x*(t) is 1 for t ≤ 1 and falls from 1 to 0 as t grows (tabulated once). The maximiser over
+  [µ̂⁻, µ̂⁺] is therefore the clip of µ̂*(t) = (x*(t) + σ̂²)/(1 + x*(t)) to the interval.
+* W(t) = 2(h_{µ̂(t)}(t) − µ̂⁺t)/t² is not unimodal in t (two interior maxima occur, e.g. near
+  t = 0.9 and t = 3 for µ̂± = (0.54, 0.68), σ̂ = 0.735). It is evaluated on a grid over
+  t ∈ [10⁻⁶, 10⁶] (log-spaced); the best local maximum of the grid, and the second best where
+  it is within 0.05 of it, is polished by Illinois false position on dW/d log t (by the
+  envelope theorem, ∂R/∂t at the maximising mean). The result is the largest of: those
+  values, every grid value, the limit t → 0⁺ (σ̂² − (µ̂⁺)², the Claim's lower bound), and a
+  closed-form bound of W on [10⁶, ∞) (h ≤ t + log(q_max + e^{−t(1 − x₁)}), q the mass of
+  the atom at 1).
+* h is evaluated without cancellation for small t (log1p of the centred moment generating
+  function, written with e^z − 1 − z), so the ratio keeps ~1e-13 absolute accuracy down to
+  t = 10⁻⁶; for larger t the log-sum-exp form avoids overflow.
+
+Everything is vectorised over the triples, and identical triples are solved once. The tests
+compare ν² with an independent brute force over (µ̂, t) on 3,000 random triples and the edges
+(µ̂± = ±σ̂, σ̂ → |µ̂|, σ̂ = 1, µ̂⁻ = µ̂⁺): never more than 1e-13 below it.
+
+(An earlier version maximised over t for each mean and located the best mean from the slope at
+the upper bound; that function of µ̂ is not unimodal, and where µ̂⁺ = σ̂ it returned 0 for
+ν(−0.3, 0.3, 0.3), whose value is 0.3197.)
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-_T_LO, _T_HI = -2.0, 3.0  # log10 range of t for the coarse grid
-_N_T = 11  # coarse grid points in t, half a decade apart
-_N_NEWTON = 10
-_N_WARM = 6  # Newton steps from a warm start
-_N_ROOT = 8  # false-position steps on V′(µ̂) = 0
+# t grid (log-spaced): sparse where the ratio is a low-order polynomial in t (t ≤ 10⁻²) or a
+# slow 1/t tail (t ≥ 10⁴), 6 points a decade in between
+_LT_GRID = np.log(np.concatenate([
+    [1e-6, 1e-4, 1e-3], np.logspace(-2, 4, 37), [1e5, 1e6]]))
+_N_ROOT = 10  # Illinois steps on dW/d log t inside a grid bracket
+_RIVAL = 0.05  # a second local maximum of the grid this close to the best is polished too
+_T_SMALL = 0.5  # below: h − µ̂t as log1p of the centred MGF; above: log-sum-exp
+_T_TAIL = float(np.exp(_LT_GRID[-1]))
+
+
+_T_X_MAX = 800.0  # above: x*(t) < 1e-300, taken as 0
+
+
+def _xstar_table(n: int = 4097):
+    """x*(t) on a log grid of t ∈ [1, 800]: the root in (0, 1) of
+    t u(2 − u) = 2(1 − u)(e^{tu} − 1), u = 1 − x (negative left of the root, positive right)."""
+    lt = np.linspace(0.0, np.log(_T_X_MAX), n)
+    t = np.exp(lt)
+    lo, hi = np.zeros(n), np.ones(n)
+    for _ in range(60):
+        u = 0.5 * (lo + hi)
+        with np.errstate(over="ignore", invalid="ignore"):  # e^{tu} = inf: right side wins
+            neg = t * u * (2.0 - u) < 2.0 * (1.0 - u) * np.expm1(t * u)
+        lo, hi = np.where(neg, u, lo), np.where(neg, hi, u)
+    x = 1.0 - 0.5 * (lo + hi)
+    x[0] = 1.0
+    return lt, x
+
+
+_LT_X, _X_STAR = _xstar_table()
+
+
+_DLT_X = _LT_X[1] - _LT_X[0]
+
+
+def _mu_star(t, s):
+    """The unconstrained maximiser over µ̂ of h_µ̂(t), t > 0 (may exceed σ̂: then it is σ̂)."""
+    # linear interpolation in the uniform log-t table (np.interp searches; this indexes)
+    u = np.clip(np.log(t) / _DLT_X, 0.0, _LT_X.size - 1.0)
+    i = np.minimum(u.astype(np.intp), _LT_X.size - 2)
+    w = u - i
+    x = _X_STAR[i] * (1.0 - w) + _X_STAR[i + 1] * w
+    x = np.where(t > _T_X_MAX, 0.0, x)
+    return (x + s) / (1.0 + x)
+
+
+def _e2(z):
+    """e^z − 1 − z without cancellation."""
+    series = z * z * (0.5 + z * (1 / 6 + z * (1 / 24 + z / 120)))
+    return np.where(np.abs(z) < 1e-3, series, np.expm1(z) - z)
+
+
+def _law(mu, sigma):
+    """The extremal two-point law for t ≥ 0 (eq. 12 and the remark after it) as a tuple
+    (µ̂, x₁, p, q, log p, log q): lower atom x₁ with mass p, upper atom 1 with mass q. With no
+    variance (µ̂ = ±σ̂) the formulas give the one-atom law at µ̂ (q = 0, x₁ = µ̂); µ̂ = σ̂ = 1,
+    where they are 0/0, is set to it explicitly."""
+    mu, sigma = np.broadcast_arrays(mu, sigma)
+    var = np.maximum((sigma - mu) * (sigma + mu), 0.0)
+    one = 1.0 - mu
+    den = one * one + var  # 1 − 2µ̂ + σ̂²
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = one * one / den
+        q = var / den
+        # x₁ = (µ̂ − σ̂²)/(1 − µ̂), with µ̂ − σ̂² = (µ̂ − σ̂) + σ̂(1 − σ̂)
+        x1 = ((mu - sigma) + sigma * (1.0 - sigma)) / one
+        logden = np.log(den)
+        logp = 2.0 * np.log(one) - logden
+        logq = np.log(var) - logden
+    at_one = den <= 0.0
+    if at_one.any():
+        p, q, x1, logp, logq = (np.where(at_one, v, w) for v, w in
+                                ((1.0, p), (0.0, q), (mu, x1), (0.0, logp), (-np.inf, logq)))
+    return mu, x1, p, q, logp, logq
+
+
+def _centred_small(t, law):
+    """h_µ̂(t) − µ̂t for t(1 − x₁) ≤ 1, without cancellation: log1p(p e2(t(x₁ − µ̂)) +
+    q e2(t(1 − µ̂))), e2(z) = e^z − 1 − z (the first-order terms cancel: p x₁ + q = µ̂)."""
+    mu, x1, p, q, _, _ = law
+    return np.log1p(p * _e2(t * (x1 - mu)) + q * _e2(t * (1.0 - mu)))
+
+
+def _logit_upper(t, law):
+    """z = log(q e^t / (p e^{t x₁})): the log-odds of the upper atom under the tilted law."""
+    _, x1, _, _, logp, logq = law
+    with np.errstate(invalid="ignore"):
+        return logq - logp + t * (1.0 - x1)
+
+
+def _softplus(z):
+    """log(1 + e^z), stable; 0 at z = −∞."""
+    return np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))  # z = −∞ gives 0
+
+
+def _centred_large(t, law):
+    """h_µ̂(t) − µ̂t in log-sum-exp form (no overflow at any t)."""
+    mu, x1, _, _, logp, _ = law
+    return logp + t * (x1 - mu) + _softplus(_logit_upper(t, law))
+
+
+def _ratio(t, law, b):
+    """R = 2(h_µ̂(t) − b t)/t² for t > 0 (elementwise), each t by the accurate form."""
+    small = t < _T_SMALL
+    hc = np.where(small, _centred_small(np.where(small, t, 0.0), law),
+                  _centred_large(np.where(small, 1.0, t), law))
+    return 2.0 * hc / (t * t) - 2.0 * (b - law[0]) / t
 
 
 def h(t, mu, sigma):
     """h_{µ̂,σ̂}(t) = log g_{µ̂,σ̂}(t), eqs. (12)–(13), broadcasting over all arguments."""
     t, mu, sigma = np.broadcast_arrays(*(np.asarray(v, float) for v in (t, mu, sigma)))
-    pos = t >= 0
-    # t < 0 is t > 0 for −X̂ (mean −µ̂, same second moment)
-    m = np.where(pos, mu, -mu)
-    return _h_pos(np.abs(t), m, sigma)
+    m = np.where(t >= 0, mu, -mu)  # t < 0 is t > 0 for −X̂ (mean −µ̂, same second moment)
+    ta = np.where(t == 0, 1.0, np.abs(t))
+    out = 0.5 * ta * ta * _ratio(ta, _law(m, sigma), m) + m * ta
+    return np.where(t == 0, 0.0, out)
 
 
-def _h_pos(t, mu, sigma):
-    """h for t ≥ 0: log((1−µ̂)² e^{t(µ̂−σ̂²)/(1−µ̂)} + (σ̂²−µ̂²) e^t) − log(1 − 2µ̂ + σ̂²)."""
-    return _h_from(_parts(mu, sigma), t)
+def _best_law(t, a, b, sigma):
+    """The two-point law of the mean in [a, b] that maximises h_µ̂(t)."""
+    return _law(np.clip(_mu_star(t, sigma * sigma), a, b), sigma)
 
 
-def _parts(mu, sigma):
-    """The µ̂-dependent pieces of h for t ≥ 0: the two-point law's lower atom x₁ and the log
-    masses of x₁ and 1 (eq. 12 and the remark after it)."""
-    mu, sigma = np.broadcast_arrays(np.asarray(mu, float), np.asarray(sigma, float))
-    s2 = sigma * sigma
-    var = np.maximum(s2 - mu * mu, 0.0)
-    one = 1.0 - mu
+def _envelope(lt, a, b, sigma):
+    """W and dW/d log t at t = e^{lt}, W(t) = max over µ̂ ∈ [a, b] of 2(h_µ̂(t) − b t)/t².
+    By the envelope theorem dW/dt is ∂R/∂t at the maximising µ̂, and h′ = x₁ + (1 − x₁)π with
+    π the tilted mass of the upper atom: dW/d log t = 2(h′ − b)/t − 2W."""
+    t = np.exp(lt)
+    law = _best_law(t, a, b, sigma)
+    W = _ratio(t, law, b)
+    z = _logit_upper(t, law)
+    pi = np.exp(z - _softplus(z))  # 0 at z = −∞ (no upper atom)
+    x1 = law[1]
+    return W, 2.0 * (x1 + (1.0 - x1) * pi - b) / t - 2.0 * W
+
+
+def _grid(a, b, sigma):
+    """W on the t grid, (rows, nodes). For t ≤ 1 the maximising mean is b (x*(t) = 1), so
+    those nodes share one law per row."""
+    t = np.exp(_LT_GRID)
+    col = lambda v: v[:, None]  # noqa: E731
+    A, B, S = col(a), col(b), col(sigma)
+    law_b = _law(B, S)
+    lo, mid = t < _T_SMALL, (t >= _T_SMALL) & (t <= 1.0)
+    hi = t > 1.0
+    W = np.empty((a.size, t.size))
+    W[:, lo] = 2.0 * _centred_small(t[lo], law_b) / t[lo] ** 2
+    W[:, mid] = 2.0 * _centred_large(t[mid], law_b) / t[mid] ** 2
+    th = t[hi]
+    law = _best_law(th, A, B, S)
+    W[:, hi] = 2.0 * _centred_large(th, law) / th**2 - 2.0 * (B - law[0]) / th
+    return W
+
+
+def _tail(a, b, sigma):
+    """An upper bound of W on [T, ∞), T the last grid point: for t ≥ T,
+    h_µ̂(t) ≤ t + L with L = log min(1, q_max + e^{−T(1 − x₁(b))}) (q ≤ q_max, p ≤ 1, and
+    x₁ increases with µ̂), and 2((1 − b)t + L)/t² is maximal at t = −2L/(1 − b)."""
+    s = sigma * sigma
+    T = _T_TAIL
+    q_max = _law(np.clip(s, a, b), sigma)[3]  # q(µ̂) rises up to µ̂ = σ̂², then falls
+    x1_b = _law(b, sigma)[1]
+    with np.errstate(divide="ignore"):  # L = −∞: no mass at 1, the tail is 0
+        L = np.log(np.minimum(1.0, q_max + np.exp(-T * (1.0 - x1_b))))
+    c = 1.0 - b
     with np.errstate(divide="ignore", invalid="ignore"):
-        safe = one > 1e-300
-        one_s = np.where(safe, one, 1.0)
-        x1 = np.where(safe, (mu - s2) / one_s, -1.0)
-        logden = np.log(one * one + var)  # log(1 − 2µ̂ + σ̂²) when var = σ̂² − µ̂²
-        logp = np.where(safe, 2.0 * np.log(one_s), -np.inf) - logden
-        logq = np.log(var) - logden
-    # a variable with no variance is its mean: one atom at µ̂ with mass 1 (covers µ̂ = 1 = σ̂)
-    det = var <= 0
-    return np.where(det, mu, x1), np.where(det, 0.0, logp), np.where(det, -np.inf, logq)
+        t_star = np.where((L < 0) & (c > 0), -2.0 * L / c, 0.0)
+        inner = c * c / (-2.0 * L)
+    return np.where(t_star > T, inner, 2.0 * (c * T + L) / (T * T))
 
 
-def _h_from(parts, t):
-    x1, logp, logq = parts
-    return logp + t * x1 + _softplus(logq - logp + t * (1.0 - x1))
-
-
-def _softplus(z):
-    """log(1 + e^z), stable (numpy's logaddexp is many times slower)."""
-    with np.errstate(invalid="ignore"):
-        out = np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))
-    return np.where(np.isneginf(z), 0.0, out)
-
-
-def _side(a, b, sigma):
-    """sup over t > 0 and µ̂ ∈ [a, b] of 2(h_µ̂(t) − b t)/t², with the limit t → 0⁺; 1-D arrays.
-
-    For t > 0, h_µ̂(t) does not decrease in µ̂ on [−σ̂, σ̂²] (σ̂² is where the two-point law
-    puts the most mass on its upper atom), so the supremum over µ̂ lies in
-    [max(a, min(σ̂², b)), b]; the tests check this against a search over the whole interval.
-    """
-    out = np.empty(a.size)
-    a = np.maximum(a, np.minimum(sigma * sigma, b))
-    flat = b - a <= 1e-12
-    if flat.any():
-        out[flat] = _sup_t(b[flat], b[flat], sigma[flat])[0]
-    wide = ~flat
-    if wide.any():
-        out[wide] = _sup_mu(a[wide], b[wide], sigma[wide])
-    return np.maximum(sigma * sigma - b * b, out)  # first term: t → 0⁺ at µ̂ = b
-
-
-def _sup_t(mu, b, sigma, t0=None):
-    """sup over t > 0 of R(t) = 2(h_µ̂(t) − b t)/t² (elementwise arrays of one shape).
-
-    A coarse grid in log t brackets the maximiser; safeguarded Newton steps on the
-    stationarity condition φ(t) = (h′(t) − b) t − 2(h(t) − b t) = 0 then locate it, with
-    h′ = x₁ + (1 − x₁)π and h″ = (1 − x₁)²π(1 − π), π the tilted mass of the upper atom.
-    """
-    x1, logp, logq = _parts(mu, sigma)
-
-    c, d = logq - logp, 1.0 - x1
-    c = np.where(np.isneginf(c), -1e300, c)  # no upper atom: π = 0
-
-    def ratio(t):
-        return 2.0 * (logp + t * (x1 - b) + _softplus(c + t * d)) / (t * t)
-
-    def ev(t):
-        z = c + t * d
-        sp = np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))
-        hb = logp + t * (x1 - b) + sp  # h(t) − b t
-        pi = np.exp(z - sp)
-        d1b = x1 - b + d * pi  # h′(t) − b
-        return 2.0 * hb / (t * t), d1b * t - 2.0 * hb, d * d * pi * (1.0 - pi) * t - d1b
-
-    t_min, t_max = 10.0**_T_LO, 10.0**_T_HI
-    if t0 is None:
-        lt = np.linspace(_T_LO, _T_HI, _N_T) * np.log(10.0)
-        grid = np.exp(lt).reshape((-1,) + (1,) * mu.ndim)
-        R = ratio(grid)
-        j = np.argmax(R, axis=0)
-        best = np.take_along_axis(R, j[None], axis=0)[0]
-        lo = np.exp(lt[np.maximum(j - 1, 0)])
-        hi = np.exp(lt[np.minimum(j + 1, lt.size - 1)])
-        t = np.exp(lt[j])
-        n_iter = _N_NEWTON
-    else:  # warm start near a known maximiser
-        t = np.clip(t0, t_min, t_max)
-        lo, hi = np.maximum(t / 8.0, t_min), np.minimum(t * 8.0, t_max)
-        best = ratio(t)
-        n_iter = _N_WARM
-    t_best = t
-    for _ in range(n_iter):
-        r, phi, dphi = ev(t)
-        t_best = np.where(r > best, t, t_best)
-        best = np.maximum(best, r)
-        up = phi > 0  # R still increasing: the maximiser lies above t
-        lo, hi = np.where(up, t, lo), np.where(up, hi, t)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = t - phi / dphi
-        ok = (dphi < 0) & (step > lo) & (step < hi)
-        t = np.where(ok, step, np.sqrt(lo * hi))
-    r = ratio(t)
-    return np.maximum(best, r), np.where(r > best, t, t_best)
-
-
-def _sup_mu(a, b, sigma):
-    """sup over µ̂ ∈ [a, b] of V(µ̂) = sup_t R. By the envelope theorem V′(µ̂) = ∂R/∂µ̂ at the
-    inner maximiser; V′(b) ≥ 0 puts the maximum at b, otherwise V′ = 0 is solved by the
-    Illinois variant of false position inside [a, b], warm-starting each inner search."""
-    vb, tb = _sup_t(b, b, sigma)
-    gb = _dV(b, b, sigma, tb)
-    best = vb
-    go = gb < 0
-    if not go.any():
-        return best
-    a, b, sigma, gb, tb = a[go], b[go], sigma[go], gb[go], tb[go]
-    va, ta = _sup_t(a, b, sigma)
-    ga = _dV(a, b, sigma, ta)
-    sub = np.maximum(vb[go], va)
-    # bracket [x0, x1] with V′(x0) > 0 > V′(x1) where ga > 0 (else the maximum is at a)
-    x0, g0, x1, g1 = a.copy(), ga, b.copy(), gb
-    tx = np.sqrt(ta * tb)
-    live = ga > 0
+def _polish(j, a, b, sigma):
+    """The largest W found by Illinois false position on dW/d log t = 0 next to grid node j
+    (the side where W rises); −∞ where that side has no sign change."""
+    lt, n = _LT_GRID, _LT_GRID.size
+    Wj, gj = _envelope(lt[j], a, b, sigma)
+    up = gj > 0
+    other = np.where(up, np.minimum(j + 1, n - 1), j - 1)
+    lo_end = np.where(j == 0, lt[0] - 2.0, lt[np.maximum(other, 0)])  # below the grid: t ≥ 10⁻⁸
+    x_other = np.where(up, lt[other], lo_end)
+    Wo, go = _envelope(x_other, a, b, sigma)
+    x0, g0 = np.where(up, lt[j], x_other), np.where(up, gj, go)
+    x1, g1 = np.where(up, x_other, lt[j]), np.where(up, go, gj)
+    live = (g0 > 0) & (g1 < 0)
+    best = np.maximum(Wj, Wo)
+    last = np.zeros(x0.shape, bool)  # the previous step replaced x0 (g > 0)
+    prev = np.zeros(x0.shape, bool)  # ... and that is not the first step
     for _ in range(_N_ROOT):
         with np.errstate(divide="ignore", invalid="ignore"):
             x = x0 - g0 * (x1 - x0) / (g1 - g0)
-        x = np.where(np.isfinite(x) & (x > x0) & (x < x1), x, 0.5 * (x0 + x1))
-        v, tx = _sup_t(x, b, sigma, tx)
-        g = _dV(x, b, sigma, tx)
-        sub = np.where(live, np.maximum(sub, v), sub)
+        x = np.where(np.isfinite(x) & (x > np.minimum(x0, x1)) & (x < np.maximum(x0, x1)),
+                     x, 0.5 * (x0 + x1))
+        W, g = _envelope(x, a, b, sigma)
+        best = np.where(live, np.maximum(best, W), best)
         pos = g > 0
-        # Illinois: halve the retained end's derivative when the same end is kept twice
-        g1 = np.where(pos, g1 * 0.5, g)
+        # Illinois: halve the retained end's slope when the same end is kept twice running
+        again = prev & (last == pos)
+        g1 = np.where(pos, np.where(again, 0.5 * g1, g1), g)
+        g0 = np.where(pos, g, np.where(again, 0.5 * g0, g0))
         x1 = np.where(pos, x1, x)
-        g0 = np.where(pos, g, g0 * 0.5)
         x0 = np.where(pos, x, x0)
-    best[go] = sub
+        last, prev = pos, np.ones(x0.shape, bool)
     return best
 
 
-def _dV(mu, b, sigma, t, delta=1e-6):
-    """∂R/∂µ̂ at fixed t by a central difference (µ̂ ± δ kept inside [−σ̂, σ̂])."""
-    up = np.minimum(mu + delta, sigma)
-    dn = np.maximum(mu - delta, -sigma)
-    r = [2.0 * (_h_pos(t, m, sigma) - b * t) / (t * t) for m in (up, dn)]
-    return (r[0] - r[1]) / np.maximum(up - dn, 1e-300)
+def _side(a, b, sigma):
+    """sup over t > 0 and µ̂ ∈ [a, b] of 2(h_µ̂(t) − b t)/t², with the limit t → 0⁺; 1-D arrays."""
+    W = _grid(a, b, sigma)
+    best = np.maximum(W.max(axis=1), sigma * sigma - b * b)  # t → 0⁺: µ̂ = b, R → var
+    # the best local maximum of the grid, polished in its bracket, and the second best where
+    # its grid value is within _RIVAL of the best (polishing gained at most 0.014 on 40,000
+    # random and edge rows)
+    peak = np.ones(W.shape, bool)
+    peak[:, 1:] = W[:, 1:] >= W[:, :-1]
+    peak[:, :-1] &= W[:, :-1] >= W[:, 1:]
+    score = np.where(peak, W, -np.inf)
+    rows = np.arange(a.size)
+    j1 = np.argmax(score, axis=1)
+    w1 = score[rows, j1]
+    score[rows, j1] = -np.inf
+    j2 = np.argmax(score, axis=1)
+    rival = np.flatnonzero(score[rows, j2] > w1 - _RIVAL)
+    polished = _polish(np.concatenate([j1, j2[rival]]),
+                       *(np.concatenate([v, v[rival]]) for v in (a, b, sigma)))
+    second = polished[a.size:]
+    polished = polished[: a.size]
+    polished[rival] = np.maximum(polished[rival], second)
+    return np.maximum.reduce([best, polished, _tail(a, b, sigma)])
 
 
 def nu(mu_lo, mu_hi, sigma, chunk: int = 4096):
@@ -214,7 +298,9 @@ def nu(mu_lo, mu_hi, sigma, chunk: int = 4096):
     lo, hi = np.clip(lo, -sg, sg), np.clip(hi, -sg, sg)
     hi = np.maximum(hi, lo)
     # identical triples are common (one per feature and noise level): solve each once
-    trip, inv = np.unique(np.stack([lo, hi, sg], axis=1), axis=0, return_inverse=True)
+    rows = np.ascontiguousarray(np.stack([lo, hi, sg], axis=1)).view(np.dtype((np.void, 24)))
+    trip, inv = np.unique(rows.ravel(), return_inverse=True)  # bytewise: sorts fast
+    trip = trip.view(float).reshape(-1, 3)
     out = np.empty(trip.shape[0])
     for s in range(0, trip.shape[0], chunk):
         a, b, c = trip[s:s + chunk].T
