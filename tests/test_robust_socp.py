@@ -11,7 +11,14 @@ from safeclf.errors import DataError
 from safeclf.methods.robust_socp import FORMULATIONS, RobustSOCPClassifier, Uncertainty, plugin
 from safeclf.methods.robust_socp.clarabel_path import conic_problem, solve_clarabel
 from safeclf.methods.robust_socp.cvxpy_model import solve_cvxpy
-from safeclf.methods.robust_socp.evaluation import radii, support_function
+from safeclf.methods.robust_socp.evaluation import (
+    SEARCH_MEANS,
+    SEARCH_SHAPES,
+    SEARCH_VARIANCES,
+    radii,
+    searched_law,
+    support_function,
+)
 from safeclf.methods.robust_socp.formulations import problem_data
 
 
@@ -248,9 +255,6 @@ def test_bad_law_search_catches_the_old_nu(formulation, monkeypatch):
 
 def test_searched_laws_match_the_information():
     X, y, unc = issue_11_example()
-    from safeclf.methods.robust_socp.evaluation import (SEARCH_MEANS, SEARCH_SHAPES,
-                                                        SEARCH_VARIANCES, searched_law)
-
     adverse = np.array([[-1.0], [1.0]])
     for shape in SEARCH_SHAPES:
         for mf in SEARCH_MEANS:
