@@ -29,6 +29,37 @@ def tau_grid(n_tau: int) -> np.ndarray:
     return np.linspace(0.0, 1.0, n_tau + 2)[1:-1]
 
 
+#: a calibration column whose mean is this many training standard deviations from the training
+#: column's (a random split gives ~1/√n), or whose spread differs by this factor, is not in X's
+#: feature space
+SPACE_SHIFT, SPACE_SPREAD = 20.0, 100.0
+
+
+def check_same_space(X, X_cal) -> None:
+    """Refuse, before fitting, calibration rows that are not in X's feature space: a column
+    (varying in training) whose calibration mean lies ``SPACE_SHIFT`` training standard
+    deviations away, or whose spread differs by a factor ``SPACE_SPREAD``. This is what X_cal
+    looks like when a Pipeline transformed X but passed X_cal through untransformed; the
+    offset chosen on it would carry no guarantee."""
+    Xc = np.asarray(X_cal, dtype=np.float64)
+    if Xc.ndim != 2 or Xc.shape[1] != X.shape[1] or Xc.shape[0] == 0:
+        return  # validate_data in calibrate names the shape error
+    mx, sx = X.mean(axis=0), X.std(axis=0)
+    mc, sc = Xc.mean(axis=0), Xc.std(axis=0)
+    varies = sx > 1e-12 * (1.0 + np.abs(mx))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = np.where(varies, np.abs(mc - mx) / sx, 0.0)
+        spread = np.where(varies & (sc > 0), np.maximum(sc / sx, sx / sc), 1.0)
+    bad = np.flatnonzero((shift > SPACE_SHIFT) | (spread > SPACE_SPREAD))
+    if bad.size:
+        j = int(bad[0])
+        raise DataError(
+            f"MultiCostSVM: X_cal column {j} has mean {mc[j]:.4g} and sd {sc[j]:.4g} where the "
+            f"training X has {mx[j]:.4g} and {sx[j]:.4g}, so it is not in X's feature space "
+            "(inside a Pipeline use safeclf.pipeline.make_calibrated_pipeline, which "
+            "transforms X_cal with the fitted steps)")
+
+
 class MultiCostSVM(ClassifierMixin, BaseEstimator):
     """Multi Cost SVM with a calibrated offset (Carlevaro et al. 2024).
 
@@ -138,6 +169,10 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
     def _explicit_map_possible(self):
         return self.kernel == "linear" or (self.kernel == "poly" and self.coef0 >= 0)
 
+    #: fit keywords that are rows in X's feature space: safeclf.pipeline.CalibratedPipeline
+    #: passes them through its fitted transforms
+    _safeclf_x_like_params = ("X_cal",)
+
     # -- training --------------------------------------------------------------------------
     def fit(self, X, y, X_cal=None, y_cal=None):
         """Learn w and the b_k on (X, y), then the offset b on (X_cal, y_cal).
@@ -147,6 +182,8 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
+        if X_cal is not None and self.calibration != "none":
+            check_same_space(X, X_cal)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.size != 2:
