@@ -110,15 +110,21 @@ def run(
     scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler address."),
     check: bool = typer.Option(False, "--check", help="Exit 1 when an expectation is not met."),
     profile: str | None = typer.Option(None, "--profile", help="Apply profiles.<name>."),
+    mlflow: str | None = typer.Option(
+        None, "--mlflow", help="MLflow tracking URI (a folder, file:, http:): log each job as a "
+                               "run (needs the mlflow extra)."),
+    mlflow_experiment: str | None = typer.Option(
+        None, "--mlflow-experiment", help="MLflow experiment (default: the spec's name)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ):
     """Run every job of SPEC in parallel and write a timestamped run folder."""
     _state["debug"] = _state["debug"] or debug
     _guard(_run, spec, jobs, out, name, resume, dry_run, backend.value, scheduler, check, profile,
-           overrides or [])
+           overrides or [], mlflow, mlflow_experiment)
 
 
-def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, profile, overrides):
+def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, profile, overrides,
+         mlflow=None, mlflow_experiment=None):
     from safeclf import report
     from safeclf.runner import Options
     from safeclf.runner import run as run_spec
@@ -129,7 +135,8 @@ def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, prof
         raise SpecError(f"--jobs must be a positive number of workers or -1, got {jobs}")
     opts = Options(jobs=jobs, out=out, name=name, resume=resume, dry_run=dry_run,
                    backend=backend, scheduler=scheduler, check=check, profile=profile,
-                   overrides=overrides, command=["safeclf", *sys.argv[1:]])
+                   overrides=overrides, mlflow=mlflow, mlflow_experiment=mlflow_experiment,
+                   command=["safeclf", *sys.argv[1:]])
     console = _console()
     outcome = run_spec(spec, opts, console=_console(stderr=True))
     if dry_run:

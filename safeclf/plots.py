@@ -30,11 +30,62 @@ def _figure(n_panels: int = 1):
     return fig, list(axes.flat[:n_panels])
 
 
+#: The papers' symbols for parameters (Ben-Tal et al., Carlevaro et al., Goh et al., Ruf).
+SYMBOLS = {"epsilon": "ε", "kappa": "κ", "tau": "τ", "n_tau": "n_τ", "delta": "δ",
+           "nu": "ν", "eta": "η", "lam": "λ", "lambda": "λ", "lambda_v": "λ_v", "lambda_w": "λ_w",
+           "gamma": "γ", "alpha": "α", "beta": "β", "sigma": "σ", "budget": "budget T"}
+PARTS = {"train": "training", "cal": "calibration", "test": "test"}
+#: Axis titles in words where the column or symbol alone is terse.
+WORDS = {"n_tau": "number of τ values (n_τ)", "fpr": "false-positive rate",
+         "fnr": "false-negative rate", "w_angle_deg": "angle of w to the Bayes normal (degrees)",
+         "joint_fp_rate": "joint false-positive rate", "positive_rate": "positive rate s_p",
+         "fairness_ratio": "fairness ratio s_p(protected) / s_p(privileged)"}
+
+
+def axis_label(column: str) -> str:
+    """A column in words: ``param.epsilon`` → ``ε``, ``test_fairness_ratio`` → ``fairness
+    ratio (test)``, ``fit_seconds`` → ``fit seconds``."""
+    if column.startswith("param."):
+        name = column[len("param."):]
+        return WORDS.get(name) or SYMBOLS.get(name, name.replace("_", " "))
+    part, _, rest = column.partition("_")
+    if part in PARTS and rest:
+        return f"{WORDS.get(rest, rest.replace('_', ' '))} ({PARTS[part]})"
+    return WORDS.get(column, column.replace("_", " "))
+
+
+def _value_text(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def _label(method: str, params: str, varying: list[str]) -> str:
-    """The method's label with the parameters that vary between its own rows."""
+    """The method's label with the parameters that vary between its own rows (symbols)."""
     p = json.loads(params)
-    shown = [f"{k}={p[k]}" for k in varying if k in p]
+    shown = [f"{SYMBOLS.get(k, k)}={_value_text(p[k])}" for k in varying if k in p]
     return method + (f" ({', '.join(shown)})" if shown else "")
+
+
+def _sort_key(params: str, varying: list[str]):
+    """Order settings by their varying values, numbers numerically (1, 5, 15, not 1, 15, 5)."""
+    p = json.loads(params)
+    key = []
+    for k in varying:
+        v = p.get(k)
+        key.append((0, float(v), "") if isinstance(v, (int, float)) and not isinstance(v, bool)
+                   else (1, 0.0, json.dumps(v, sort_keys=True, default=str)))
+    return key
+
+
+def _log_if_decades(ax, values, axis: str) -> None:
+    """Log scale on ``axis`` when the positive values span more than two decades."""
+    v = np.asarray([x for x in values if np.isfinite(x)], dtype=float)
+    if v.size and (v > 0).all() and v.max() / v.min() > 100:
+        (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+
+
+def _legend(ax, **kwargs) -> None:
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kwargs)
 
 
 def _ok(frame):
@@ -53,9 +104,12 @@ def bar(frame, spec: PlotEntry, fig_axes):
     from safeclf.runs import varying_by_method
 
     varying = varying_by_method(frame)
+    order = list(dict.fromkeys(frame["method"]))
     for ax, (dataset, grp) in zip(axes, _ok(frame).groupby("dataset", sort=False)):
         labels, means, stds = [], [], []
-        for (method, params), g in grp.groupby(["method", "params"], sort=False):
+        settings = sorted(grp.groupby(["method", "params"], sort=False),
+                          key=lambda kv: (order.index(kv[0][0]), _sort_key(kv[0][1], varying[kv[0][0]])))
+        for (method, params), g in settings:
             v = _numeric(g, metric).dropna() if metric in g else []
             labels.append(_label(method, params, varying[method]))
             means.append(np.mean(v) if len(v) else np.nan)
@@ -64,7 +118,8 @@ def bar(frame, spec: PlotEntry, fig_axes):
         ax.bar(x, means, yerr=stds, capsize=3, color="tab:blue", alpha=0.8)
         ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
         ax.set_title(str(dataset))
-        ax.set_ylabel(metric)
+        ax.set_ylabel(axis_label(metric))
+        _log_if_decades(ax, means, "y")
     return fig
 
 
@@ -84,42 +139,74 @@ def _xy_points(frame, x, y):
 def scatter(frame, spec: PlotEntry, fig_axes):
     fig, axes = fig_axes
     x, y = spec.model_extra["x"], spec.model_extra["y"]
+    from safeclf.runs import varying_by_method
+
+    varying = varying_by_method(frame)
     points = _xy_points(frame, x, y)
-    datasets = list(dict.fromkeys(frame["dataset"]))
+    datasets = list(dict.fromkeys(p[0] for p in points))
+    methods = list(dict.fromkeys(p[1] for p in points))
+    colours = {m: f"C{i % 10}" for i, m in enumerate(methods)}
     for ax, dataset in zip(axes, datasets):
-        for method in dict.fromkeys(p[1] for p in points):
-            pts = [p for p in points if p[0] == dataset and p[1] == method]
-            if pts:
-                ax.errorbar([p[3] for p in pts], [p[5] for p in pts], xerr=[p[4] for p in pts],
-                            yerr=[p[6] for p in pts], fmt="o", capsize=2, label=method, alpha=0.8)
-        ax.set_xlabel(x)
-        ax.set_ylabel(y)
+        pts = [p for p in points if p[0] == dataset]
+        for method in methods:
+            mine = sorted((p for p in pts if p[1] == method),
+                          key=lambda p: _sort_key(p[2], varying[method]))
+            if not mine:
+                continue
+            ax.errorbar([p[3] for p in mine], [p[5] for p in mine], xerr=[p[4] for p in mine],
+                        yerr=[p[6] for p in mine], fmt="o", capsize=2, label=method, alpha=0.8,
+                        color=colours[method])
+            if varying[method]:  # each point says which setting it is
+                for p in mine:
+                    text = _label("", p[2], varying[method]).strip(" ()")
+                    ax.annotate(text, (p[3], p[5]), fontsize=6, alpha=0.8,
+                                xytext=(3, 3), textcoords="offset points")
+        ax.set_xlabel(axis_label(x))
+        ax.set_ylabel(axis_label(y))
         ax.set_title(str(dataset))
-        ax.legend(fontsize=8)
+        _log_if_decades(ax, [p[3] for p in pts], "x")
+        _log_if_decades(ax, [p[5] for p in pts], "y")
+        _legend(ax, fontsize=8)
     return fig
 
 
 def line(frame, spec: PlotEntry, fig_axes):
     fig, axes = fig_axes
     x, y = spec.model_extra["x"], spec.model_extra["y"]
+    from safeclf.runs import varying_keys
+
     ok = _ok(frame)
     for ax, (dataset, grp) in zip(axes, ok.groupby("dataset", sort=False)):
+        xs, ys = [], []
         for method, g in grp.groupby("method", sort=False):
             if x not in g or y not in g:
                 continue
             data = g.assign(_x=_numeric(g, x), _y=_numeric(g, y)).dropna(subset=["_x", "_y"])
             if data.empty:
                 continue
-            stats = data.groupby("_x")["_y"].agg(["mean", "std"]).sort_index()
-            ax.plot(stats.index, stats["mean"], marker="o", label=method)
-            ax.fill_between(stats.index, stats["mean"] - stats["std"].fillna(0),
-                            stats["mean"] + stats["std"].fillna(0), alpha=0.2)
-        ax.set_xlabel(x)
-        ax.set_ylabel(y)
+            # every other parameter that varies gets its own line (never averaged together)
+            others = [k for k in varying_keys(data["params"]) if f"param.{k}" != x]
+            data = data.assign(_setting=[
+                json.dumps({k: json.loads(p).get(k) for k in others}, sort_keys=True, default=str)
+                for p in data["params"]])
+            for setting, d in sorted(data.groupby("_setting", sort=False),
+                                     key=lambda kv: _sort_key(kv[0], others)):
+                stats = d.groupby("_x")["_y"].agg(["mean", "std"]).sort_index()
+                label = _label(method, setting, others)
+                ax.plot(stats.index, stats["mean"], marker="o", label=label)
+                ax.fill_between(stats.index, stats["mean"] - stats["std"].fillna(0),
+                                stats["mean"] + stats["std"].fillna(0), alpha=0.2)
+                xs += list(stats.index)
+                ys += list(stats["mean"])
+        ax.set_xlabel(axis_label(x))
+        ax.set_ylabel(axis_label(y))
         ax.set_title(str(dataset))
         if spec.model_extra.get("logx"):
             ax.set_xscale("log")
-        ax.legend(fontsize=8)
+        else:
+            _log_if_decades(ax, xs, "x")
+        _log_if_decades(ax, ys, "y")
+        _legend(ax, fontsize=7)
     return fig
 
 
@@ -132,6 +219,31 @@ def _filtered(frame, options: dict):
         if options.get(key):
             frame = frame[frame[col].isin(list(options[key]))]
     return frame
+
+
+def _in_spec_order(frame, spec: Spec):
+    """Rows ordered by the spec's datasets and methods (the table sorts them by name)."""
+    dorder = {spec.dataset_label(i): i for i in range(len(spec.datasets))}
+    morder = {spec.method_label(i): i for i in range(len(spec.methods))}
+    key = frame["dataset"].map(dorder).fillna(len(dorder)) * (len(morder) + 1) \
+        + frame["method"].map(morder).fillna(len(morder))
+    return frame.iloc[np.argsort(key.to_numpy(), kind="stable")]
+
+
+def _plotted(p: PlotEntry) -> list[str]:
+    extra = p.model_extra or {}
+    return [extra.get("metric", "test_error")] if p.kind == "bar" else [extra["x"], extra["y"]]
+
+
+def _with_values(rows, p: PlotEntry):
+    """The successful rows that have every plotted column, so no panel is drawn empty."""
+    cols = _plotted(p)
+    if any(c not in rows.columns for c in cols):
+        return rows.iloc[0:0]
+    keep = rows["status"] == "ok"
+    for c in cols:
+        keep &= _numeric(rows, c).notna()
+    return rows[keep]
 
 
 def write_plots(spec: Spec, frame, details: dict, folder: Path) -> list[str]:
@@ -156,9 +268,13 @@ def write_plots(spec: Spec, frame, details: dict, folder: Path) -> list[str]:
         name = p.name or (f"{p.kind}_{p.model_extra.get('metric') or p.model_extra.get('y') or i}")
         try:
             if p.kind in BUILTIN:
-                rows = _filtered(frame, p.model_extra)
+                rows = _in_spec_order(_filtered(frame, p.model_extra), spec)
                 if rows.empty:
                     raise ValueError("its methods/datasets filter selects no rows")
+                rows = _with_values(rows, p)
+                if rows.empty:
+                    raise ValueError("no successful job reports "
+                                     + " and ".join(_plotted(p)))
                 fig = BUILTIN[p.kind](rows, p, _figure(rows["dataset"].nunique()))
             else:
                 fig = plt.figure(figsize=(5.2, 3.8))

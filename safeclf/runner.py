@@ -32,6 +32,8 @@ class Options:
     check: bool = False
     profile: str | None = None
     overrides: list[str] = field(default_factory=list)
+    mlflow: str | None = None  # tracking URI: log the finished run there
+    mlflow_experiment: str | None = None  # default: the spec's name
     command: list[str] = field(default_factory=lambda: list(sys.argv))
 
 
@@ -230,6 +232,10 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
     preflight(spec)
     if opts.dry_run:
         return Outcome(None, jobs, [], 0, [], 0, spec=spec)
+    if opts.mlflow:
+        from safeclf import tracking
+
+        tracking.require()
     with _backend(opts.backend, opts.scheduler, opts.jobs) as backend:
         started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         if opts.resume is not None:
@@ -263,6 +269,12 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
     manifest.update(end=time.strftime("%Y-%m-%dT%H:%M:%S%z"), ok=len(results) - failed,
                     failed=failed, skipped_on_resume=len(done), plot_problems=plot_problems)
     runs.write_json(run_dir / "manifest.json", manifest)
+    if opts.mlflow:
+        from safeclf import tracking
+
+        manifest["mlflow"] = tracking.log_run(opts.mlflow, opts.mlflow_experiment or spec.name,
+                                              run_dir, spec, results)
+        runs.write_json(run_dir / "manifest.json", manifest)
     unmet = sum(v["verdict"] != "pass" for v in verdicts)
     code = 1 if failed or (opts.check and unmet) else 0
     return Outcome(run_dir, jobs, results, failed, verdicts, code,
