@@ -164,8 +164,8 @@ def compare(
 
         result = cmp(runs, metric, by)
         if fmt is Format.table:
-            _console().print(f"[bold]{result.metric}[/] (mean over seeds; "
-                             f"Δ = run − {result.labels[0]})")
+            _console().print(f"[bold]{result.metric}[/] (mean ± std over seeds; "
+                             "Δ\\[k] = run \\[k] − run \\[1])")
         typer.echo(render(result, fmt.value))
 
     _guard(_compare)

@@ -35,6 +35,7 @@ class Comparison:
     metric: str
     labels: list[str]
     folders: list[str]
+    keys: list[str]
     notes: list[str] = field(default_factory=list)
 
 
@@ -168,7 +169,7 @@ def compare(run_dirs: list[str | Path], metric: str | None = None,
         notes.append("'seeds differ': the two runs do not hold the same seeds for this row, so "
                      "Δ compares unpaired means")
     folders = [str(p) for p, _, _ in loaded]
-    return Comparison(frame, metric, labels, folders, notes)
+    return Comparison(frame, metric, labels, folders, keys, notes)
 
 
 def _short(frame, keys) -> list[str]:
@@ -206,10 +207,23 @@ def render(result: Comparison, fmt: str) -> str:
         if frame[c].dtype.kind == "f":
             pattern = "{:.2g}" if c.startswith("p ") else "{:.4g}"
             frame[c] = frame[c].map(lambda v, p=pattern: "" if np.isnan(v) else p.format(v))
+    # for reading: one "mean ± std" cell and a short header per run, the labels in the footnote
+    shown = frame[[k for k in result.keys if k in frame.columns]].copy()
+    for i, label in enumerate(result.labels):
+        tag = f"[{i + 1}]"
+        std = frame[f"{label} ±"]
+        shown[tag] = [m + (f" ± {s}" if s else "") for m, s in zip(frame[label], std)]
+        shown[f"n{tag}"] = frame[f"{label} n"]
+        if i:
+            shown[f"Δ{tag}"] = frame[f"Δ {label}"]
+            shown[f"p{tag}"] = frame[f"p {label}"]
+            if f"note {label}" in frame:
+                shown[f"note{tag}"] = frame[f"note {label}"]
+    frame = shown
     foot = [f"[{i + 1}] {label}: {folder}"
             for i, (label, folder) in enumerate(zip(result.labels, result.folders))]
     foot += result.notes
     if fmt == "markdown":
-        return (f"**{result.metric}** (mean over seeds; Δ = run − {result.labels[0]})\n\n"
+        return (f"**{result.metric}** (mean ± std over seeds; Δ[k] = run [k] − run [1])\n\n"
                 + to_markdown(frame) + "\n\n" + "\n".join(f"- {line}" for line in foot) + "\n")
     return frame.to_string(index=False) + "\n\n" + "\n".join(foot)

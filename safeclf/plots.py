@@ -83,9 +83,33 @@ def _log_if_decades(ax, values, axis: str) -> None:
         (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
 
 
-def _legend(ax, **kwargs) -> None:
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(**kwargs)
+def _legend(fig, axes) -> None:
+    """One legend for the figure, right of the panels, with each label once (a legend per
+    panel repeats itself and hides data); none when nothing is labelled."""
+    entries = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    if entries:
+        fig.legend(list(entries.values()), list(entries), loc="center left",
+                   bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False)
+
+
+class _Styles:
+    """A distinct colour (and, past 10, marker and dash) per series label, the same in every
+    panel of a figure."""
+
+    MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+    def __init__(self):
+        self.given: dict[str, dict] = {}
+
+    def __call__(self, label: str) -> dict:
+        if label not in self.given:
+            i = len(self.given)
+            self.given[label] = {"color": f"C{i % 10}", "marker": self.MARKERS[(i // 10) % 8],
+                                 "linestyle": ("-", "--", ":", "-.")[(i // 10) % 4]}
+        return self.given[label]
 
 
 def _ok(frame):
@@ -137,6 +161,9 @@ def _xy_points(frame, x, y):
 
 
 def scatter(frame, spec: PlotEntry, fig_axes):
+    """A point per method and setting (mean ± std over seeds). Points are coloured by method
+    and its non-numeric varying parameters (e.g. a formulation); numeric ones label the points
+    when the panel is small enough to read them."""
     fig, axes = fig_axes
     x, y = spec.model_extra["x"], spec.model_extra["y"]
     from safeclf.runs import varying_by_method
@@ -144,30 +171,40 @@ def scatter(frame, spec: PlotEntry, fig_axes):
     varying = varying_by_method(frame)
     points = _xy_points(frame, x, y)
     datasets = list(dict.fromkeys(p[0] for p in points))
-    methods = list(dict.fromkeys(p[1] for p in points))
-    colours = {m: f"C{i % 10}" for i, m in enumerate(methods)}
+    style = _Styles()
+
+    def split(method, params):
+        values = json.loads(params)
+        kinds = [k for k in varying[method] if not _is_number(values.get(k))]
+        numbers = [k for k in varying[method] if k not in kinds]
+        return _label(method, params, kinds), _label("", params, numbers).strip(" ()")
+
     for ax, dataset in zip(axes, datasets):
         pts = [p for p in points if p[0] == dataset]
-        for method in methods:
-            mine = sorted((p for p in pts if p[1] == method),
-                          key=lambda p: _sort_key(p[2], varying[method]))
-            if not mine:
-                continue
+        series: dict[str, list] = {}
+        for p in sorted(pts, key=lambda p: _sort_key(p[2], varying[p[1]])):
+            series.setdefault(split(p[1], p[2])[0], []).append(p)
+        for label, mine in series.items():
             ax.errorbar([p[3] for p in mine], [p[5] for p in mine], xerr=[p[4] for p in mine],
-                        yerr=[p[6] for p in mine], fmt="o", capsize=2, label=method, alpha=0.8,
-                        color=colours[method])
-            if varying[method]:  # each point says which setting it is
+                        yerr=[p[6] for p in mine], fmt=style(label)["marker"], capsize=2,
+                        label=label, alpha=0.8, color=style(label)["color"])
+            if len(pts) <= 24:
                 for p in mine:
-                    text = _label("", p[2], varying[method]).strip(" ()")
-                    ax.annotate(text, (p[3], p[5]), fontsize=6, alpha=0.8,
-                                xytext=(3, 3), textcoords="offset points")
+                    text = split(p[1], p[2])[1]
+                    if text:
+                        ax.annotate(text, (p[3], p[5]), fontsize=6, alpha=0.8,
+                                    xytext=(3, 3), textcoords="offset points")
         ax.set_xlabel(axis_label(x))
         ax.set_ylabel(axis_label(y))
         ax.set_title(str(dataset))
         _log_if_decades(ax, [p[3] for p in pts], "x")
         _log_if_decades(ax, [p[5] for p in pts], "y")
-        _legend(ax, fontsize=8)
+    _legend(fig, axes)
     return fig
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def line(frame, spec: PlotEntry, fig_axes):
@@ -176,6 +213,8 @@ def line(frame, spec: PlotEntry, fig_axes):
     from safeclf.runs import varying_keys
 
     ok = _ok(frame)
+    style = _Styles()
+    single = ok["method"].nunique() == 1
     for ax, (dataset, grp) in zip(axes, ok.groupby("dataset", sort=False)):
         xs, ys = [], []
         for method, g in grp.groupby("method", sort=False):
@@ -193,9 +232,12 @@ def line(frame, spec: PlotEntry, fig_axes):
                                      key=lambda kv: _sort_key(kv[0], others)):
                 stats = d.groupby("_x")["_y"].agg(["mean", "std"]).sort_index()
                 label = _label(method, setting, others)
-                ax.plot(stats.index, stats["mean"], marker="o", label=label)
+                if single and others:  # one method: its name adds nothing to each label
+                    label = label[len(method):].strip(" ()")
+                ax.plot(stats.index, stats["mean"], label=label, **style(label))
                 ax.fill_between(stats.index, stats["mean"] - stats["std"].fillna(0),
-                                stats["mean"] + stats["std"].fillna(0), alpha=0.2)
+                                stats["mean"] + stats["std"].fillna(0), alpha=0.15,
+                                color=style(label)["color"])
                 xs += list(stats.index)
                 ys += list(stats["mean"])
         ax.set_xlabel(axis_label(x))
@@ -206,7 +248,7 @@ def line(frame, spec: PlotEntry, fig_axes):
         else:
             _log_if_decades(ax, xs, "x")
         _log_if_decades(ax, ys, "y")
-        _legend(ax, fontsize=7)
+    _legend(fig, axes)
     return fig
 
 
@@ -281,7 +323,7 @@ def write_plots(spec: Spec, frame, details: dict, folder: Path) -> list[str]:
                 plugin_kinds[p.kind](frame, details, fig, **p.model_extra)
             fig.tight_layout()
             for ext in ("png", "svg"):
-                fig.savefig(folder / f"{name}.{ext}", dpi=120)
+                fig.savefig(folder / f"{name}.{ext}", dpi=120, bbox_inches="tight")
             plt.close(fig)
         except Exception as exc:  # a broken plot must not lose the run
             plt.close("all")

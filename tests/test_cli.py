@@ -19,8 +19,9 @@ def test_version_and_help(cli):
     assert cli("--version").output.strip() == f"safeclf {__version__}"
     result = cli("--help")
     assert result.exit_code == 0
-    for command in ("run", "compare", "validate", "methods", "datasets", "schema"):
+    for command in ("run", "compare", "validate", "predict", "methods", "datasets", "schema"):
         assert command in result.output
+    assert "--install-completion" in result.output  # shell completion is on
 
 
 def test_methods_lists_parameters_with_defaults(cli):

@@ -48,8 +48,10 @@ def test_line_keeps_every_other_varying_parameter_apart_and_logs_decades():
     fig = _draw(_frame(rows), kind="line", x="param.epsilon", y="margin")
     ax = fig.axes[0]
     labels = sorted(line.get_label() for line in ax.get_lines())
-    assert labels == ["robust (formulation=MM-MC)", "robust (formulation=MM-SBMV)",
-                      "robust (formulation=MM-SMV)"]
+    assert labels == ["formulation=MM-MC", "formulation=MM-SBMV", "formulation=MM-SMV"]
+    assert len({line.get_color() for line in ax.get_lines()}) == 3
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "formulation=MM-MC", "formulation=MM-SBMV", "formulation=MM-SMV"]
     assert ax.get_xlabel() == "ε" and ax.get_yscale() == "log"
 
 
@@ -61,9 +63,10 @@ def test_no_panel_for_a_dataset_without_values_and_no_empty_legend():
     fig = _draw(_frame(rows), kind="scatter", x="test_error", y="test_fpr")
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == ["a"]
-    assert visible[0].get_legend() is not None
-    fig = _draw(_frame(rows[:1]), kind="scatter", x="test_error", y="test_fpr")
-    assert fig.axes[0].get_legend() is not None
+    assert len(fig.legends) == 1 and visible[0].get_legend() is None  # one legend, outside
+    unlabelled = _frame([dict(rows[0], method="")])
+    fig = _draw(unlabelled, kind="scatter", x="test_error", y="test_fpr")
+    assert not fig.legends
     assert _with_values(_frame(rows), PlotEntry(kind="bar", metric="test_roc_auc")).empty
 
 
