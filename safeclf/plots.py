@@ -50,8 +50,15 @@ def axis_label(column: str) -> str:
         return WORDS.get(name) or SYMBOLS.get(name, name.replace("_", " "))
     part, _, rest = column.partition("_")
     if part in PARTS and rest:
-        return f"{WORDS.get(rest, rest.replace('_', ' '))} ({PARTS[part]})"
-    return WORDS.get(column, column.replace("_", " "))
+        return f"{_words(rest)} ({PARTS[part]})"
+    return _words(column)
+
+
+def _words(name: str) -> str:
+    if name in WORDS:
+        return WORDS[name]
+    text = name.replace("_", " ")
+    return "number of " + text[2:] if text.startswith("n ") else text
 
 
 def _value_text(value) -> str:
@@ -80,7 +87,22 @@ def _log_if_decades(ax, values, axis: str) -> None:
     """Log scale on ``axis`` when the positive values span more than two decades."""
     v = np.asarray([x for x in values if np.isfinite(x)], dtype=float)
     if v.size and (v > 0).all() and v.max() / v.min() > 100:
-        (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+        _log_axis(ax, axis, v)
+
+
+def _log_axis(ax, axis: str, values) -> None:
+    """A log axis; under four decades its ticks read as plain numbers (4, 16, 64), not 4×10⁰,
+    and a few distinct values (a grid) get a tick each."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    v = np.asarray(values, dtype=float)
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    if v.max() / v.min() < 1e4:
+        target = ax.xaxis if axis == "x" else ax.yaxis
+        if len(np.unique(v)) <= 8:
+            target.set_major_locator(FixedLocator(np.unique(v)))
+        target.set_major_formatter(FuncFormatter(lambda t, _: f"{t:g}"))
+        target.set_minor_formatter(NullFormatter())
 
 
 def _legend(fig, axes) -> None:
@@ -243,8 +265,8 @@ def line(frame, spec: PlotEntry, fig_axes):
         ax.set_xlabel(axis_label(x))
         ax.set_ylabel(axis_label(y))
         ax.set_title(str(dataset))
-        if spec.model_extra.get("logx"):
-            ax.set_xscale("log")
+        if spec.model_extra.get("logx") and xs and min(xs) > 0:
+            _log_axis(ax, "x", xs)
         else:
             _log_if_decades(ax, xs, "x")
         _log_if_decades(ax, ys, "y")

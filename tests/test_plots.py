@@ -29,6 +29,7 @@ def test_axis_labels_use_words_and_symbols():
     assert axis_label("test_fairness_ratio") == "fairness ratio s_p(protected) / s_p(privileged) (test)"
     assert axis_label("train_error") == "error (training)"
     assert axis_label("margin") == "margin"
+    assert axis_label("n_model_classes") == "number of model classes"
 
 
 def test_bars_sorted_numerically_and_labelled():
