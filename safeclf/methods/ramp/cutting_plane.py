@@ -1,7 +1,8 @@
 """Algorithm 2: maximise the concave dual z(v) = min_{w,b} Ψ(w, b, v) (eq. 6) over
 V = [0, v_max]^m by cutting planes with inexact inner solves.
 
-``evaluate(v)`` is the SVMOptimizer: it returns (w, b), an upper value u = Ψ(w, b, v), the
+``evaluate(v, gap)`` is the SVMOptimizer (``gap`` = U_t − L_t so far, inf at the start, so it
+may solve inexactly while the gap is large): it returns (w, b), an upper value u = Ψ(w, b, v), the
 supergradient g = ∇_v Ψ(w, b, v) (the constraint bounds minus γ) and a lower bound l ≤ z(v).
 Since Ψ(w, b, ·) is linear in v, u_s + ⟨g_s, v − v_s⟩ upper-bounds z everywhere; h_t is the
 minimum of those cuts, U_t = max_V h_t, L_t = max_s l_s, and the search stops when
@@ -87,7 +88,7 @@ def _level_point(cuts, v_max, center, level):
 
 
 def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None, g_tol=1e-3) -> CPResult:
-    """Run Algorithm 2; ``evaluate(v) -> (upper, lower, grad, payload)``. For m = 1 the
+    """Run Algorithm 2; ``evaluate(v, gap) -> (upper, lower, grad, payload)``. For m = 1 the
     search also requires a point where the constraint is tight (|g| ≤ ``g_tol``), or v at
     an end of V with g of the right sign: z is flat near its maximum, so U_t − L_t ≤ ε alone
     leaves v, and with it the constraint's slack, loosely determined."""
@@ -97,7 +98,7 @@ def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None, g_tol=1e-3) -
     t = 0
     while t < max_iter:
         t += 1
-        upper, lower, grad, payload = evaluate(v)
+        upper, lower, grad, payload = evaluate(v, U - L)
         cuts.append(Cut(v.copy(), upper, lower, np.asarray(grad, float), payload))
         if m == 0:  # no constraints: z is the SVM's value, one evaluation
             U, L = upper, lower
@@ -126,16 +127,39 @@ def _settled(cuts, v_max, g_tol):
 
 
 def _one_d_next(cuts, v_max, v_kelley):
-    """The 1-D search: keep the bracket [lo, hi] with g(lo) > 0 > g(hi)."""
-    lo = max([c.v[0] for c in cuts if c.grad[0] > 0], default=0.0)
-    neg = [c.v[0] for c in cuts if c.grad[0] < 0]
-    if lo == 0.0 and not any(c.v[0] == 0.0 for c in cuts):
-        return np.array([0.0])  # a warm start with g < 0: is the constraint inactive (v = 0)?
-    if not neg:  # not bracketed yet: grow geometrically from the largest point tried
-        return np.array([min(v_max, max(4.0 * lo, 1.0))])
-    hi = min(neg)
-    x = float(v_kelley[0])
-    width = hi - lo
-    if not (lo + 0.05 * width <= x <= hi - 0.05 * width):
-        x = 0.5 * (lo + hi)
-    return np.array([x])
+    """The 1-D search: keep the bracket [lo, hi] with g(lo) > 0 > g(hi). Until both ends are
+    known, step from the nearest point towards the sign change of g by the secant through the
+    two points nearest it (at most 4× away, at least 1.25×; a single point: 2×, or 1 from 0),
+    so warm starts near the answer stay near it; a search that must go below its lowest point
+    ends at v = 0 (is the constraint inactive?)."""
+    pos = sorted((c for c in cuts if c.grad[0] > 0), key=lambda c: c.v[0])
+    neg = sorted((c for c in cuts if c.grad[0] < 0), key=lambda c: c.v[0])
+    if pos and neg:
+        lo, hi = pos[-1].v[0], neg[0].v[0]
+        x = float(v_kelley[0])
+        width = hi - lo
+        if not (lo + 0.05 * width <= x <= hi - 0.05 * width):
+            x = 0.5 * (lo + hi)
+        return np.array([x])
+    if pos:  # g > 0 everywhere tried: grow
+        lo = pos[-1].v[0]
+        if lo <= 0.0:
+            return np.array([min(v_max, 1.0)])
+        x = _secant(pos[-2:]) if len(pos) >= 2 else 2.0 * lo
+        return np.array([min(v_max, min(max(x, 1.25 * lo), 4.0 * lo))])
+    hi = neg[0].v[0]  # g < 0 everywhere tried (a warm start): shrink
+    if hi <= 0.0 or any(c.v[0] == 0.0 for c in cuts):
+        return np.array([0.0])
+    x = _secant(neg[:2]) if len(neg) >= 2 else 0.5 * hi
+    return np.array([0.0 if x <= 0.25 * hi else min(x, 0.8 * hi)])
+
+
+def _secant(two):
+    """Where the line through (v, g) of two cuts crosses g = 0 (inf when it does not)."""
+    (v1, g1), (v2, g2) = [(c.v[0], c.grad[0]) for c in two]
+    if g1 == g2:
+        return np.inf if g1 > 0 else -np.inf
+    x = v1 - g1 * (v2 - v1) / (g2 - g1)
+    if (g1 > 0 and x < max(v1, v2)) or (g1 < 0 and x > min(v1, v2)):  # g not decreasing
+        return np.inf if g1 > 0 else -np.inf
+    return x

@@ -47,9 +47,12 @@ class RampClassifier(LinearBinaryClassifier):
     max_multiplier : v_max, the box of the multipliers V = [0, v_max]^m.
     max_mm_iter, mm_tol : Algorithm 1's iteration limit and relative merit tolerance.
     max_cp_iter, tol : Algorithm 2's iteration limit and its ε on U_t − L_t.
-    svm_tol, svm_max_iter : the inner LIBLINEAR solver's tolerance and iteration limit.
-    inner_solver : "auto" (LIBLINEAR, then Clarabel's QP when LIBLINEAR's certified gap
-        exceeds ``tol``), "liblinear" or "clarabel".
+    svm_tol, svm_max_iter : the inner solver's first projected-gradient tolerance and its
+        epoch (LIBLINEAR: iteration) limit; each inner solve also stops once its certified
+        duality gap is within a share of the cutting plane's remaining gap (``mm.inner_gap_target``).
+    inner_solver : "auto" (our warm-started dual coordinate descent, then Clarabel's QP when its
+        certified gap still exceeds the target after ``svm_max_iter`` epochs), "dcd",
+        "liblinear" (scikit-learn's, cold) or "clarabel".
     feasibility_tol : a constraint whose randomised training value exceeds its bound by more
         than this (in the constraint's linear form) makes ``fit`` raise InfeasibleError.
     prediction : "deterministic" (threshold at 0) or "randomized" (positive with probability
@@ -78,7 +81,7 @@ class RampClassifier(LinearBinaryClassifier):
         "tol": [Interval(Real, 0, None, closed="neither")],
         "svm_tol": [Interval(Real, 0, None, closed="neither")],
         "svm_max_iter": [Interval(Integral, 1, None, closed="left")],
-        "inner_solver": [StrOptions({"auto", "liblinear", "clarabel"})],
+        "inner_solver": [StrOptions({"auto", "dcd", "liblinear", "clarabel"})],
         "feasibility_tol": [Interval(Real, 0, None, closed="left")],
         "prediction": [StrOptions({"deterministic", "randomized"})],
         "random_state": ["random_state"],
@@ -172,7 +175,7 @@ class RampClassifier(LinearBinaryClassifier):
 
         def track(t, res, cp):
             for cut in cp.cuts:
-                z = prob.z(cut.payload.w, cut.payload.b)
+                z = cut.payload.z
                 viol = np.maximum(0.0, prob.values(mm.ramp(z))[1:] - prob.gamma)
                 if viol.size and viol.max() < best["viol"].max():
                     best["viol"] = viol

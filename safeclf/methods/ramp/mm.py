@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from safeclf.methods.ramp.cutting_plane import cutting_plane
+from safeclf.methods.ramp.dcd import DualState
 from safeclf.methods.ramp.svm import weighted_hinge_svm
 
 
@@ -99,12 +100,23 @@ class MMResult:
     history: list[dict] = field(default_factory=list)
 
 
+def inner_gap_target(outer_gap, cp_tol, share=0.25, cap=10.0):
+    """The duality gap each inner solve must reach: a ``share`` of the cutting plane's current
+    U − L (loose while it is large, at most ``cap``·ε, never below ``share``·ε), so the lower
+    bounds L_t lag the exact dual values by less than the gap still to close."""
+    return share * cp_tol * min(max(outer_gap / cp_tol, 1.0), cap)
+
+
 def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_iter=30,
           cp_tol=1e-4, svm_tol=1e-3, svm_max_iter=5000, w0=None, b0=0.0, callback=None,
-          seed=0, inner_solver="auto"):
+          seed=0, inner_solver="auto", state=None):
     """Algorithm 1 from (w0, b0) (default the zero vector, as in the paper's experiments);
-    each step solves Problem 3 by Algorithm 2."""
-    d = prob.X.shape[1]
+    each step solves Problem 3 by Algorithm 2. The inner duals live in ``state`` (a
+    :class:`~safeclf.methods.ramp.dcd.DualState`, new when None) across all cutting-plane and
+    MM steps; each inner solve is as exact as :func:`inner_gap_target` asks."""
+    n, d = prob.X.shape
+    if state is None:
+        state = DualState(n, seed)
     w = np.zeros(d) if w0 is None else np.asarray(w0, float)
     b = float(b0)
     merit = prob.penalised(w, b, v_max)
@@ -113,12 +125,15 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
     for t in range(1, max_mm_iter + 1):
         maj = Majoriser.at(prob, prob.z(w, b))
 
-        def evaluate(v, maj=maj):
+        def evaluate(v, outer_gap, maj=maj):
             weights = np.r_[1.0, v]
             a_pos, a_neg = weights @ maj.pos, weights @ maj.neg
             res = weighted_hinge_svm(prob.X, a_pos, a_neg, prob.lam, prob.s, svm_tol,
-                                     svm_max_iter, seed, inner_solver, gap_tol=cp_tol)
-            bounds = maj.bounds(prob.z(res.w, res.b))
+                                     svm_max_iter, seed, inner_solver,
+                                     gap_tol=inner_gap_target(outer_gap, cp_tol), state=state)
+            if res.z is None:
+                res.z = prob.z(res.w, res.b)
+            bounds = maj.bounds(res.z)
             const = maj.K[0] + v @ (maj.K[1:] - prob.gamma)
             upper = bounds[0] + v @ (bounds[1:] - prob.gamma) + prob.reg(res.w, res.b)
             lower = min(res.lower + const, upper)
@@ -155,7 +170,7 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
 
 def _penalised_bound(maj: Majoriser, prob: Problem, res, v_max):
     """Problem 3's objective plus v_max Σ_j [bound_j − γ_j]₊ at the inner solution ``res``."""
-    bounds = maj.bounds(prob.z(res.w, res.b))
+    bounds = maj.bounds(res.z)
     return float(bounds[0] + prob.reg(res.w, res.b)
                  + v_max * np.maximum(0.0, bounds[1:] - prob.gamma).sum())
 

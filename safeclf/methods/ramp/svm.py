@@ -10,17 +10,19 @@ Appendix F). With u = 2w, c = 2b this is (λ/4) times the standard SVM
 
     P(ũ) = ½‖ũ‖² + Σ_i C_i max{0, 1 − y_i ⟨ũ, x̃_i⟩},   C_i = 2 a_i / λ,   x̃ = [x, s], ũ = [u, c/s],
 
-with label −1 for the a⁺ rows and +1 for the a⁻ rows, solved by LIBLINEAR's dual coordinate
-descent through scikit-learn (or, when LIBLINEAR cannot certify a small gap — large
-multipliers make C_i large — by Clarabel's interior point on the same QP, whose dual
-objective is the lower bound). The bias is *regularised* like LIBLINEAR's: it is the weight of
-a constant feature s (``intercept_scaling``), penalised by λ/2 (b/s)².
+with label −1 for the a⁺ rows and +1 for the a⁻ rows. The default solver is our dual
+coordinate descent (``dcd.py``: LIBLINEAR's algorithm, compiled), which keeps the duals α between
+calls (``state``) so the many closely related problems of Algorithms 1–2 start warm, and returns
+the exact dual value D(α) as the lower bound (weak duality): the gap P(ũ(α)) − D(α) is an honest
+bound on the sub-optimality, and the solve stops once it is within ``gap_tol`` (inexact solves
+while the outer gap is large). **The bias is regularised** like LIBLINEAR's: it is the weight
+of a constant feature s (``intercept_scaling``), penalised by λ/2 (b/s)².
 
-LIBLINEAR does not return its dual variables, so the lower bound the cutting plane needs is a
-dual certificate rebuilt from the primal solution: α_i = C_i on rows inside the margin, 0 on
-rows outside, and the rows on the margin fitted by bounded least squares so that
-Σ α_i y_i x̃_i ≈ ũ. Any α in the box gives a valid lower bound D(α) = Σ α_i − ½‖Σ α_i y_i x̃_i‖²
-(weak duality), so the returned gap is an honest bound on the sub-optimality.
+References kept for tests and as fallbacks: LIBLINEAR through scikit-learn (cold; it does not
+return its duals, so its lower bound is a certificate rebuilt from the primal solution: α_i =
+C_i on rows inside the margin, 0 outside, and the rows on the margin fitted by bounded least
+squares so that Σ α_i y_i x̃_i ≈ ũ), and Clarabel's interior point on the same QP, whose dual
+objective is the lower bound.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from safeclf.conic import solve_conic
+from safeclf.methods.ramp.dcd import DualState, dcd_solve
 
 
 @dataclass
@@ -42,6 +45,7 @@ class SVMResult:
     lower: float  # a certified lower bound on its minimum
     n_rows: int
     n_iter: int
+    z: np.ndarray | None = None  # ⟨w, x⟩ + b on every row, when the solver has it
 
 
 def _stack(X, idx_pos, idx_neg):
@@ -57,20 +61,48 @@ def inner_objective(z, a_pos, a_neg, w, b, lam, s):
 
 
 def weighted_hinge_svm(X, a_pos, a_neg, lam, intercept_scaling=1.0, tol=1e-3, max_iter=5000,
-                       random_state=0, solver="auto", gap_tol=None):
+                       random_state=0, solver="auto", gap_tol=None, state=None):
     """Minimise the weighted hinge objective above; returns an :class:`SVMResult`.
 
-    ``solver``: "liblinear", "clarabel" (the QP by interior point, exact dual bound), or
-    "auto": LIBLINEAR, then Clarabel when LIBLINEAR's certified gap exceeds ``gap_tol``
-    (large multipliers make the per-row C large, where coordinate descent stalls)."""
+    ``solver``: "dcd" (our dual coordinate descent, warm from ``state`` when given: a
+    :class:`~safeclf.methods.ramp.dcd.DualState` updated in place; it stops when the gap is
+    within ``gap_tol``, default 1e-6 of the objective's scale λ/4·P(0), or after ``max_iter``
+    epochs; ``tol`` is its first projected-gradient tolerance), "liblinear" (scikit-learn's,
+    cold, ``tol`` and ``max_iter`` its own), "clarabel" (the QP by interior point, exact dual
+    bound), or "auto": dcd, then Clarabel when dcd's certified gap still exceeds ``gap_tol``
+    after ``max_iter`` epochs."""
     if solver == "clarabel":
         return _clarabel_svm(X, a_pos, a_neg, lam, intercept_scaling)
-    res = _liblinear_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_state)
+    if solver == "liblinear":
+        res = _liblinear_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter,
+                             random_state)
+    else:
+        res = _dcd_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_state,
+                       gap_tol, state)
     if solver == "auto" and gap_tol is not None and res.upper - res.lower > gap_tol:
         alt = _clarabel_svm(X, a_pos, a_neg, lam, intercept_scaling)
         if alt.upper - alt.lower < res.upper - res.lower:
             return alt
     return res
+
+
+def _dcd_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_state, gap_tol,
+             state):
+    n, d = X.shape
+    s = float(intercept_scaling)
+    if state is None:
+        state = DualState(n, random_state)
+    c_pos, c_neg = (2.0 / lam) * a_pos, (2.0 / lam) * a_neg
+    if gap_tol is None:  # 1e-6 of the objective at w = 0 (P(0) = Σ C)
+        gap_tol = 1e-6 * 0.25 * lam * float(c_pos.sum() + c_neg.sum())
+    u, z, primal, dual, epochs = dcd_solve(X, c_pos, c_neg, s, state, 4.0 * gap_tol / lam,
+                                           max_iter, pg_tol=tol)
+    # (w, b) = (u, c)/2 with c = s·ũ_last, and z = ⟨w, x⟩ + b = ⟨ũ, x̃⟩/2
+    w, b = 0.5 * u[:d], 0.5 * s * u[d]
+    upper = inner_objective(0.5 * z, a_pos, a_neg, w, b, lam, s)  # = λ/4·P up to rounding
+    lower = 0.25 * lam * dual
+    n_rows = int(np.count_nonzero(c_pos) + np.count_nonzero(c_neg))
+    return SVMResult(w, b, upper, min(lower, upper), n_rows, epochs, 0.5 * z)
 
 
 def _clarabel_svm(X, a_pos, a_neg, lam, intercept_scaling):
