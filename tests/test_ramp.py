@@ -228,7 +228,7 @@ def test_sparse_input_stays_sparse_and_gives_the_same_model(monkeypatch):
         return real(Xin, *args, **kw)
 
     monkeypatch.setattr(mm, "weighted_hinge_svm", spy)
-    tight = {"svm_tol": 1e-7, "svm_max_iter": 200000, "random_state": 0}  # same LIBLINEAR order
+    tight = {"svm_tol": 1e-7, "svm_max_iter": 200000, "random_state": 0}  # same visiting order
     dense = _fit(cons, rows, X, y, **tight)
     n_dense = len(seen)
     sparse = _fit(cons, rows, sp.csr_matrix(X), y, **tight)
