@@ -53,8 +53,9 @@ def _adult(sparse: bool):
 
 
 def _ratio(pred, groups, privileged="Male"):
+    """The fairness ratio s_p(protected) / s_p(privileged) (≥ κ is the constraint)."""
     pred = np.asarray(pred) == 1
-    return pred[groups == privileged].mean() / pred[groups != privileged].mean()
+    return pred[groups != privileged].mean() / pred[groups == privileged].mean()
 
 
 def _timed(fn):
