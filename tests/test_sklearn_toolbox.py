@@ -6,11 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sklearn
+from sklearn.model_selection import GridSearchCV, GroupKFold, KFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from safeclf.errors import DataError
 from safeclf.methods.mcsvm import MultiCostSVM
+from safeclf.methods.ramp import RampClassifier
+from safeclf.methods.ramp.zafar import ZafarSVM
 from safeclf.pipeline import CalibratedPipeline, make_calibrated_pipeline
 
 
@@ -69,3 +72,80 @@ def test_calibrated_pipeline_refuses_step_parameters():
     pipe = make_calibrated_pipeline(StandardScaler(), MultiCostSVM(n_tau=1))
     with pytest.raises(TypeError, match="last step only"):
         pipe.fit(X, y, standardscaler__sample_weight=np.ones(100))
+
+
+# -- fit-time rows through metadata routing -----------------------------------------------------
+def groups_data(n=240, seed=0):
+    """Group B has more positives and is easier to call positive."""
+    rng = np.random.default_rng(seed)
+    g = np.where(rng.random(n) < 0.5, "B", "A")
+    y = (rng.random(n) < np.where(g == "B", 0.6, 0.3)).astype(int)
+    X = rng.normal(size=(n, 3)) + np.c_[1.2 * (2 * y - 1), 0.8 * (g == "B"), np.zeros(n)]
+    return X, y, g
+
+
+class Recorder(RampClassifier):
+    """RampClassifier that keeps the groups each fit received (a fold's rows, or none)."""
+
+    seen: list = []
+
+    def fit(self, X, y, groups=None, role=None, baseline=None, privileged_group=None, **rows):
+        Recorder.seen.append(None if groups is None else np.asarray(groups).copy())
+        return super().fit(X, y, groups=groups, role=role, baseline=baseline,
+                           privileged_group=privileged_group, **rows)
+
+
+FAIR = [{"rate": "fairness_ratio", "kappa": 0.8, "privileged": "B"}]
+
+
+def test_grid_search_over_ramp_routes_groups_to_every_fit():
+    X, y, g = groups_data()
+    Recorder.seen = []
+    grid = {"lam": [0.01, 0.1]}
+    # without routing, groups= goes to the splitter only and every fit refuses, one line
+    with pytest.raises(ValueError, match="need rows 'groups'.*enable_metadata_routing"):
+        GridSearchCV(Recorder(constraints=FAIR, max_mm_iter=3), grid, cv=KFold(3),
+                     error_score="raise").fit(X, y, groups=g)
+    Recorder.seen = []
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(Recorder(constraints=FAIR, max_mm_iter=3), grid, cv=KFold(3),
+                              error_score="raise").fit(X, y, groups=g)
+    assert search.best_params_["lam"] in grid["lam"]
+    # 2 values x 3 folds + the refit, each with the groups of exactly its own rows
+    assert len(Recorder.seen) == 7 and all(s is not None for s in Recorder.seen)
+    folds = [test for _, test in KFold(3).split(X)]
+    for k, test in enumerate(folds):
+        train = np.setdiff1d(np.arange(len(y)), test)
+        assert any(np.array_equal(s, g[train]) for s in Recorder.seen[:6]), k
+    assert np.array_equal(Recorder.seen[-1], g)
+    # the refit model meets (randomised) its training constraint: ratio protected / privileged
+    assert search.best_estimator_.constraint_values_[0]["train_randomized"] >= 0.8 - 0.02
+
+
+def test_cross_val_score_routes_groups_to_ramp_zafar_and_a_group_splitter():
+    X, y, g = groups_data()
+    with sklearn.config_context(enable_metadata_routing=True):
+        for est in (RampClassifier(constraints=FAIR, max_mm_iter=3),
+                    ZafarSVM(c=0.05, privileged="B")):
+            scores = cross_val_score(est, X, y, cv=KFold(3), params={"groups": g})
+            assert scores.shape == (3,) and np.all(scores > 0.5)
+        # a group splitter wants its own groups (clusters kept out of each other's folds):
+        # an alias routes the sensitive groups to the estimator under another name
+        clusters = np.arange(len(y)) % 6
+        est = ZafarSVM(c=0.05, privileged="B").set_fit_request(groups="sensitive")
+        scores = cross_val_score(est, X, y, cv=GroupKFold(3),
+                                 params={"groups": clusters, "sensitive": g})
+        assert scores.shape == (3,) and np.all(scores > 0.5)
+
+
+def test_fairlearn_eg_takes_groups_through_routing():
+    pytest.importorskip("fairlearn")
+    from safeclf.methods.ramp.fairlearn_eg import FairlearnEG
+
+    X, y, g = groups_data()
+    with pytest.raises(ValueError, match="needs groups.*enable_metadata_routing"):
+        cross_val_score(FairlearnEG(max_iter=5), X, y, cv=KFold(2), error_score="raise")
+    with sklearn.config_context(enable_metadata_routing=True):
+        scores = cross_val_score(FairlearnEG(max_iter=5), X, y, cv=KFold(2),
+                                 params={"groups": g})
+    assert scores.shape == (2,) and np.all(scores > 0.5)

@@ -20,6 +20,7 @@ from safeclf.methods.ramp.rates import (
     parse_monitors,
     parse_objective,
 )
+from safeclf.routing import ROUTED_ROWS, ROUTING_HINT, requested
 
 
 class RampClassifier(LinearBinaryClassifier):
@@ -87,6 +88,10 @@ class RampClassifier(LinearBinaryClassifier):
         "random_state": ["random_state"],
     }
 
+    # the rows a constraint set commonly names, requested from scikit-learn's metadata routing
+    # (rows under other names are passed to fit directly)
+    __metadata_request__fit = requested(*ROUTED_ROWS, "privileged_group")
+
     def __init__(self, constraints=None, kappa=None, target=None, objective="error",
                  monitor=None, lam=None, fit_intercept=True, intercept_scaling=1.0,
                  max_multiplier=100.0, max_mm_iter=10, mm_tol=1e-3,
@@ -141,18 +146,23 @@ class RampClassifier(LinearBinaryClassifier):
         return tags
 
     # -- fitting ------------------------------------------------------------------------------
-    def fit(self, X, y, privileged_group=None, **rows):
-        """Fit on X (n, d; dense or sparse) and labels y (n,) with two classes; ``rows`` are
-        the named per-row arrays (groups, role, baseline, ...) the constraints refer to;
-        ``privileged_group`` the dataset's privileged group, used by ratio constraints that
-        name none (:mod:`safeclf.groups`)."""
+    def fit(self, X, y, groups=None, role=None, baseline=None, privileged_group=None, **rows):
+        """Fit on X (n, d; dense or sparse) and labels y (n,) with two classes; ``groups``,
+        ``role``, ``baseline`` and ``rows`` are the named per-row arrays the constraints
+        refer to (the first three also through scikit-learn's metadata routing:
+        :mod:`safeclf.routing`); ``privileged_group`` the dataset's privileged group, used by
+        ratio constraints that name none (:mod:`safeclf.groups`)."""
         if "sample_weight" in rows:
             raise TypeError("RampClassifier.fit does not take sample_weight: weigh the rates "
                             "with objective terms ({rate, subset, weight}) instead")
         self._validate_params()
         X, y = self._check_binary(X, y)
         n = X.shape[0]
+        rows.update(groups=groups, role=role, baseline=baseline)
         rows = {k: _row(v, k, n) for k, v in rows.items() if v is not None}
+        missing = sorted(self.rows_needed() - set(rows))
+        if missing:
+            raise DataError(f"ramp: the constraints need rows '{missing[0]}': {ROUTING_HINT}")
         data = FitData(y == self.classes_[1], rows)
         cons, obj = self._parsed()
         try:

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from safeclf.errors import SpecError
 from safeclf.plugin import MethodPlugin
+from safeclf.routing import ROUTING_HINT, requested
 
 
 def _fairlearn():
@@ -44,6 +45,8 @@ class FairlearnEG(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
+    __metadata_request__fit = requested("groups")
+
     def __init__(self, eps=0.01, constraint="demographic_parity", C=1.0, max_iter=50,
                  random_state=None):
         self.eps = eps
@@ -62,7 +65,7 @@ class FairlearnEG(ClassifierMixin, BaseEstimator):
         self._validate_params()
         EG, moments = _fairlearn()
         if groups is None:
-            raise ValueError("FairlearnEG needs groups")
+            raise ValueError(f"FairlearnEG needs groups: {ROUTING_HINT}")
         self.model_ = EG(LogisticRegression(C=self.C, max_iter=1000),
                          constraints=moments[self.constraint](difference_bound=self.eps),
                          max_iter=self.max_iter)

@@ -24,6 +24,7 @@ from safeclf.errors import DataError, SolverError
 from safeclf.groups import resolve
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
 from safeclf.plugin import MethodPlugin
+from safeclf.routing import ROUTING_HINT, requested
 
 
 def group_mean_difference(X, groups, privileged):
@@ -90,6 +91,8 @@ class ZafarSVM(LinearBinaryClassifier):
         "solver": [StrOptions({"clarabel", "cvxpy"})],
     }
 
+    __metadata_request__fit = requested("groups", "privileged_group")
+
     def __init__(self, c=None, lam=None, privileged=None, solver="clarabel"):
         self.c = c
         self.lam = lam
@@ -113,7 +116,7 @@ class ZafarSVM(LinearBinaryClassifier):
         lam = float(self.lam) if self.lam is not None else 1.0 / n
         if self.c is None or groups is None:
             if self.c is not None:
-                raise DataError("zafar: a covariance bound c needs groups")
+                raise DataError(f"zafar: a covariance bound c needs groups: {ROUTING_HINT}")
             xbar, c = np.zeros(X.shape[1]), 0.0
             xbar_used = False
         else:
