@@ -63,7 +63,11 @@ def aggregate(rows, metric: str, agg: str) -> tuple[float, str | None]:
     """The aggregated metric over ``rows`` and a reason when it cannot be trusted."""
     if rows.empty:
         return math.nan, "no rows match"
-    failed = int((rows["status"] != "ok").sum())
+    failed = int((rows["status"] == "failed").sum())
+    if not (metric == "no_solution" or metric.startswith("promise_")):
+        rows = rows[rows["status"] != "no_solution"]  # no model: only counted, not measured
+        if rows.empty:
+            return math.nan, "every job ended with no solution"
     if failed:
         return math.nan, f"{failed} of {len(rows)} jobs failed"
     if metric not in rows.columns:

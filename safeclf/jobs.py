@@ -53,6 +53,10 @@ def split_task(ds: Dataset, entry: dict, seed: int, fold: int | None) -> Task:
         else:
             train_idx, test_idx = train_test_split(
                 idx, test_size=split["test"], random_state=seed, stratify=ds.y if stratify else None)
+        if split.get("train_rows") and split["train_rows"] < train_idx.size:
+            train_idx, _ = train_test_split(
+                train_idx, train_size=split["train_rows"], random_state=seed + 15485863,
+                stratify=ds.y[train_idx] if stratify else None)
         cal_idx = None
         if split.get("calibration"):
             train_idx, cal_idx = train_test_split(
@@ -146,10 +150,30 @@ def run_job(payload: dict[str, Any]) -> dict[str, Any]:
             task = split_task(load_dataset(dentry), dentry, job["seed"], job["fold"])
             task = preprocess(task, mentry.get("preprocess") or dentry.get("preprocess"))
             result["sizes"] = {k: len(p) for k, p in task.parts().items()}
-            est = plugin.build(job["params"], random_state=job["seed"])
             t0 = time.perf_counter()
-            est = plugin.fit(est, task) or est
-            result["fit_seconds"] = time.perf_counter() - t0
+            certify = mentry.get("certify")
+            if certify:
+                from safeclf.certify import NO_SOLUTION, certified_fit
+
+                outcome = certified_fit(plugin, job["params"], task, certify["delta"],
+                                        certify["fraction"], job["seed"])
+                result["certification"] = _plain(outcome.record)
+                result["fit_seconds"] = time.perf_counter() - t0
+                if not outcome.passed:
+                    from safeclf.promises import promise_metrics
+
+                    records = _unchecked(outcome.promises)
+                    result.update(status=NO_SOLUTION, error=outcome.record.get("reason"),
+                                  metrics=_plain({"no_solution": 1.0,
+                                                  **promise_metrics(records)}),
+                                  promises=_plain(records))
+                    return _finish(result, caught)
+                est, declared = outcome.estimator, outcome.promises
+            else:
+                est = plugin.build(job["params"], random_state=job["seed"])
+                est = plugin.fit(est, task) or est
+                declared = None
+                result["fit_seconds"] = time.perf_counter() - t0
             if payload.get("model_path"):
                 _save_model(Path(payload["model_path"]), est, task, dentry, job)
             t0 = time.perf_counter()
@@ -159,6 +183,15 @@ def run_job(payload: dict[str, Any]) -> dict[str, Any]:
             report = plugin.report(est, task)
             result["predict_seconds"] = time.perf_counter() - t0
             metrics.update({k: float(v) for k, v in report.metrics.items()})
+            from safeclf.promises import check, promise_metrics
+
+            if declared is None:
+                declared = plugin.promises(est, task)
+            promises = check(plugin, declared, est, task, payload.get("confidence", 0.95))
+            metrics.update(promise_metrics(promises))
+            if certify:
+                metrics["no_solution"] = 0.0
+            result["promises"] = _plain(promises)
             result["metrics"] = _plain(metrics)
             result["details"] = _plain(report.details)
     except SafeclfError as exc:
@@ -166,8 +199,23 @@ def run_job(payload: dict[str, Any]) -> dict[str, Any]:
     except Exception as exc:  # a job's bug must not stop the run; keep the evidence
         result.update(status="failed", error=f"{type(exc).__name__}: {' '.join(str(exc).split())}",
                       traceback=traceback.format_exc())
+    return _finish(result, caught)
+
+
+def _unchecked(promises) -> list[dict]:
+    """The records of promises a job without a model could not check (no_solution)."""
+    from safeclf.promises import Checked
+
+    nan = float("nan")
+    return [Checked(p, nan, nan, nan, 0, nan, "no solution", False,
+                    "no model returned: nothing deployed, nothing violated").record()
+            for p in promises]
+
+
+def _finish(result: dict, caught) -> dict:
+    """Attach the distinct warnings seen during the job."""
     seen = set()
-    for w in caught:
+    for w in caught or []:
         text = f"{w.category.__name__}: {' '.join(str(w.message).split())}"
         if text not in seen:
             seen.add(text)

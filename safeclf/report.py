@@ -42,7 +42,10 @@ def print_outcome(console, outcome) -> None:
         for row in summary.itertuples(index=False):
             table.add_row(*_cells(*[str(v) for v in row]))
         console.print(table)
-    failures = [r for r in outcome.results if r["status"] != "ok"]
+        from safeclf.promise_report import print_table
+
+        print_table(console, outcome.results)
+    failures = [r for r in outcome.results if r["status"] == "failed"]
     if failures:
         from rich.markup import escape
 

@@ -132,6 +132,7 @@ def payloads(spec: Spec, jobs: list[Job], run_dir: Path | None = None) -> list[d
         "metrics": list(spec.metrics),
         "model_path": (str(run_dir / "models" / f"{j.id}.skops")
                        if run_dir is not None and spec.saves_model(j.method_index) else None),
+        "confidence": spec.confidence,
     } for j in jobs]
 
 
@@ -219,6 +220,9 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path):
     runs.write_tables(run_dir, frame, spec)
     problems = plots.write_plots(spec, frame, {r["id"]: r.get("details") or {} for r in results},
                                  run_dir / "plots")
+    from safeclf import promise_report
+
+    problems += promise_report.write(run_dir, results)
     verdicts = expect.evaluate(spec, frame) if spec.expect else []
     if verdicts:
         expect.write(run_dir, verdicts)
@@ -256,7 +260,8 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
                         **runs.environment()}
         runs.write_json(run_dir / "manifest.json", manifest)
         done = {j.id for j in jobs
-                if (r := runs.read_result(runs.result_path(run_dir, j.id))) and r["status"] == "ok"}
+                if (r := runs.read_result(runs.result_path(run_dir, j.id)))
+                and r["status"] in ("ok", "no_solution")}
         pending = [j for j in jobs if j.id not in done]
         try:
             with _progress(console, len(jobs), len(done)) as tick:
@@ -265,7 +270,7 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
             exc.run_dir = run_dir  # the CLI's hint names the folder to resume
             raise
     results, table, plot_problems, verdicts = finish(spec, jobs, run_dir)
-    failed = sum(r["status"] != "ok" for r in results)
+    failed = sum(r["status"] == "failed" for r in results)
     manifest.update(end=time.strftime("%Y-%m-%dT%H:%M:%S%z"), ok=len(results) - failed,
                     failed=failed, skipped_on_resume=len(done), plot_problems=plot_problems)
     runs.write_json(run_dir / "manifest.json", manifest)
@@ -313,7 +318,7 @@ def _progress(console, total: int, already: int):
                             left=total - already)
 
         def tick(result):
-            counts["failed" if result["status"] != "ok" else "done"] += 1
+            counts["failed" if result["status"] == "failed" else "done"] += 1
             finished = counts["done"] + counts["failed"]
             bar.update(task, completed=finished, done=counts["done"], failed=counts["failed"],
                        left=total - finished)

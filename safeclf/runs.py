@@ -10,6 +10,8 @@ Layout of ``runs/<YYYYMMDD-HHMMSS>-<name>/``::
     summary.md         mean ± std of the headline metrics, one table per method family
     summary.csv        mean ± std of every metric by dataset, method and parameters
     expectations.md    each expectation, the measured value and the verdict (when any)
+    promises.csv       one row per job and promise: the promise, its test estimate, interval,
+                       n and verdict (safeclf/promise_report.py); promises.md its summary
     plots/             PNG and SVG figures
     run.log            one line per finished job
 """
@@ -212,6 +214,8 @@ def summary_table(frame, metrics: list[str] | None = None):
         row = dict(zip(keys, key))
         row["params"] = _short_params(row["params"], varying[row["method"]])
         row["jobs"] = f"{len(ok)}/{len(group)}"
+        if (frame.status == "no_solution").any():
+            row["no solution"] = int((group.status == "no_solution").sum())
         for m in metrics:
             values = pd.to_numeric(ok[m], errors="coerce").dropna() if m in ok else []
             row[m] = _mean_std(values)

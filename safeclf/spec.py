@@ -40,6 +40,9 @@ class Split(_Strict):
     predefined: bool = False
     calibration: float = Field(0.0, ge=0, lt=1)
     stratify: bool = True
+    #: keep only this many training rows, drawn from the job's seed (a small-data regime
+    #: whose training sample changes with the seed while the test part stays the same)
+    train_rows: int | None = Field(None, ge=2)
 
     @model_validator(mode="after")
     def _one_kind(self):
@@ -63,6 +66,14 @@ class DatasetEntry(_Strict):
     preprocess: Preprocess = "none"
 
 
+class Certify(_Strict):
+    """Certified training (safeclf/certify.py): a safety test on a held-back ``fraction`` of
+    the training rows at confidence 1 − ``delta``."""
+
+    delta: float = Field(0.05, gt=0, lt=1)
+    fraction: float = Field(0.3, gt=0, lt=1)
+
+
 class MethodEntry(_Strict):
     method: str
     name: str | None = None
@@ -70,6 +81,7 @@ class MethodEntry(_Strict):
     preprocess: Preprocess | None = None
     datasets: list[str] | None = Field(None, min_length=1)
     save_model: bool | None = None  # overrides the spec's save_models for this method
+    certify: Certify | None = None
 
 
 class PlotEntry(BaseModel):
@@ -136,6 +148,7 @@ class Spec(_Strict):
     datasets: list[DatasetEntry] = Field(min_length=1)
     methods: list[MethodEntry] = Field(min_length=1)
     metrics: list[str] = Field(default_factory=lambda: ["error", "balanced_accuracy"])
+    confidence: float = Field(0.95, gt=0, lt=1)
     plots: list[PlotEntry] = Field(default_factory=lambda: [PlotEntry(kind="bar", metric="test_error")])
     expect: list[Expectation] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -576,6 +589,10 @@ def check(spec: Spec) -> None:
         plugin = registry.get_method(m.method, f"methods[{i}].method")
         for point in grid_points(m.params, f"methods[{i}].params"):
             plugin.check_params(point, f"methods[{i}].params")
+        if m.certify is not None and not hasattr(plugin, "tightened_params"):
+            raise SpecError(f"methods[{i}].certify: method '{m.method}' has no rate constraint "
+                            "to certify (certified training needs a plugin with "
+                            "tightened_params, such as ramp)")
         plot_kinds |= set(plugin.plots)
     for i, name in enumerate(spec.metrics):
         if name not in METRICS:

@@ -311,6 +311,34 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return np.where(self.score_samples_w(X) < self.offset_, self.classes_[1], self.classes_[0])
 
+    def safeclf_promises(self, task=None):
+        """The calibration's promise (section 3.2), on the safe class S = ``classes_[1]``:
+        probabilistic scaling bounds the *joint* rate P(y = U and x predicted S) with
+        confidence 1 − δ (eq. 25–27); conformal bounds P(x predicted S | y = U) in expectation
+        over the calibration draw (3.2.3); the other offsets, and any offset chosen on the
+        training data, promise nothing."""
+        from safeclf.promises import Promise, Quantity, no_promise
+
+        check_is_fitted(self, "offset_")
+        on_train = bool(getattr(self, "calibration_details_", {}).get("on_training_data"))
+        eps = float(self.epsilon)
+        if self.calibration == "probabilistic_scaling" and not on_train:
+            return [Promise(
+                "joint_fp_rate",
+                f"P(y = U and x predicted S) ≤ ε = {eps:g}, with probability ≥ 1 − δ = "
+                f"{1 - self.delta:g} over the calibration draw",
+                Quantity("rate", "predicted_positive", label="negative", joint=True),
+                "<=", eps, "high_confidence", "Carlevaro et al. 2024, eq. (25)-(27)",
+                delta=float(self.delta),
+                note="a joint rate over all points, not the FPR P(predicted S | U)")]
+        if self.calibration == "conformal" and not on_train:
+            return [Promise(
+                "fpr", f"P(x predicted S | y = U) ≤ ε = {eps:g}, in expectation over the "
+                "calibration draw", Quantity("rate", "predicted_positive", label="negative"),
+                "<=", eps, "expectation", "Carlevaro et al. 2024, section 3.2.3",
+                note="one model's FPR may exceed ε; its mean over calibration draws may not")]
+        return [no_promise("mcsvm", self.guarantee_)]
+
     def safeclf_report(self, task):
         from safeclf.methods.mcsvm.report import report
 

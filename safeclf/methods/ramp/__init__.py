@@ -65,6 +65,21 @@ class RampPlugin(RowsPlugin):
         return Report(metrics, _jsonable(details))
 
 
+    def promises(self, estimator, task):
+        """One training-only promise per constraint (:mod:`safeclf.methods.ramp.promises`)."""
+        from safeclf.methods.ramp.promises import constraint_promises
+        from safeclf.promises import no_promise
+
+        return constraint_promises(estimator) or [
+            no_promise(self.name, "no constraints: the plain ramp-loss classifier")]
+
+    def tightened_params(self, params, bounds):
+        """Parameters with each constraint's bound replaced (for certified training)."""
+        from safeclf.methods.ramp.promises import tightened_params
+
+        return tightened_params(params, bounds)
+
+
 def _randomized_shared(est, part, part_name, privileged):
     """The shared metrics for the randomised rule, as expected values under σ."""
     p = est.predict_proba(part.X)[:, 1]

@@ -204,6 +204,62 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         ok = (unc.half_width > 0) & (cheb > 0)
         return bern[ok] / cheb[ok]
 
+    def safeclf_promises(self, task=None):
+        """The chance constraint (5) at ε, for the formulations that impose it (Bernstein (14)
+        for the MM-S… families, Chebyshev for MM-MC, the whole support box for MM-S, where the
+        violation probability is 0); MM-M and the SVM promise nothing."""
+        from safeclf.promises import Promise, Quantity, no_promise
+
+        f = FORMULATIONS[self.formulation]
+        if f.radius == "none" and f.mean != "support":
+            return [no_promise("robust_socp", f"{f.name} {f.equation} constrains "
+                               f"{'the means' if f.mean == 'exact' else 'the observed X'} only, "
+                               "no probability of misclassification")]
+        eps = float(self.epsilon)
+        return [Promise(
+            "chance_constraint",
+            f"for each point i and every law consistent with its information, "
+            f"P(yᵢ(wᵀXᵢ − b) < 1 − ξᵢ) ≤ ε = {eps:g}",
+            Quantity("chance_violation"), "<=", eps, "worst_case",
+            f"Ben-Tal et al. 2011, eq. (5) via {f.name} {f.equation}",
+            note=("checked on held-out points: ξ_j is the smallest slack the formulation's "
+                  "uncertainty set certifies at point j; realisations (the true law) or, "
+                  "without them, 20 draws per point from the adverse two-point law of eq. (12) "
+                  "are counted against y_j(wᵀX_j − b) < 1 − ξ_j; a statement about the bound "
+                  "at fresh points, not about the test error"))]
+
+    def safeclf_promise_evidence(self, task, promise, part="test"):
+        """Violations of (5) at the held-out points of ``part`` (see :meth:`safeclf_promises`):
+        every draw is an independent Bernoulli with probability ≤ ε when the promise holds, so
+        the count is checked with an exact binomial interval (a Poisson-binomial count with
+        mean ≤ Nε is more concentrated than Binomial(N, ε), Hoeffding 1956)."""
+        from safeclf.promises import Evidence
+
+        data = task.parts()[part]
+        unc = data.rows.get("uncertainty")
+        if unc is None:
+            raise ValueError("the held-out points carry no uncertainty information")
+        X = validate_data(self, data.X, reset=False, dtype=np.float64)
+        unc = self._uncertainty(X, unc, "uncertainty")
+        y_pm = np.where(np.asarray(data.y) == self.classes_[1], 1.0, -1.0)
+        w, b = self.coef_, -self.intercept_
+        pdata = problem_data(self.formulation, unc, X, y_pm, self.epsilon)
+        d = -y_pm[:, None] * w[None, :]
+        sigma = evaluation.set_support(d, pdata.mean_lo, pdata.mean_hi, pdata.D,
+                                       pdata.lower, pdata.upper)
+        xi = np.maximum(0.0, 1.0 + sigma + y_pm * b)  # min over the set of y(wᵀx − b) = 1 − ξ
+        R = data.rows.get("realisations")
+        if R is not None:
+            draws, how = np.transpose(np.asarray(R, float), (1, 0, 2)), "realisations"
+        else:
+            rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31))
+            draws = evaluation.consistent_sample(unc, d, "two_point", 20, rng)
+            how = "adverse two-point law"
+        margin = y_pm[None, :] * (draws @ w - b)
+        hits = margin < 1.0 - xi[None, :] - 1e-6
+        return Evidence(int(hits.sum()), int(hits.size),
+                        note=f"{hits.shape[1]} points × {hits.shape[0]} draws ({how})")
+
     def safeclf_report(self, task):
         from safeclf.plugin import Report
 

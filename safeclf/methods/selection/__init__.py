@@ -34,6 +34,21 @@ class SelectionPlugin(MethodPlugin):
     def report(self, estimator, task) -> Report:
         return estimator.safeclf_report(task)
 
+    def promises(self, estimator, task):
+        """No checkable promise: Theorems 1-3 are oracle inequalities whose constants (C, the
+        κ's of Assumption A) and class risks R*_i are unknown, so no bound on held-out data
+        follows; the report's excess risk against the hindsight oracle is a measurement."""
+        from safeclf.promises import no_promise
+
+        theorem = {"bandit": "Theorem 2 (Algorithm 1)", "coarse_grid": "Theorem 3 (12)"}.get(
+            estimator.procedure)
+        why = ("a baseline procedure without a theorem" if theorem is None else
+               f"{theorem} bounds the risk by min_i [R*_i + γ_i] + O(√(log K / T n)) with "
+               "unknown constants and unknown class risks R*_i, so nothing can be checked on "
+               "held-out data (the report's excess risk against the hindsight oracle is a "
+               "measurement, not a promise)")
+        return [no_promise("budgeted_selection", why)]
+
 
 plugin = SelectionPlugin(
     name="budgeted_selection",

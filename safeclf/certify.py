@@ -1,0 +1,200 @@
+"""Certified training (the Seldonian recipe, Thomas et al., Science 2019), opt-in per method
+entry with ``certify: {delta: 0.05, fraction: 0.3}``.
+
+1. The training rows are split (stratified by label, from the job's seed) into a candidate
+   part and a held-back safety part of share ``fraction``.
+2. *Candidate selection* on the candidate part with tightened internal bounds (below).
+3. *Safety test* on the safety part: for every promise the plugin declares (each a rate or a
+   ratio of two rates), a one-sided Clopper–Pearson bound at 1 − δ/m, where m counts the
+   one-sided bounds used (one per rate, two per ratio: a lower bound on the protected group's
+   rate and an upper bound on the privileged group's, so s_p(A) ≥ κ s_p(B) is certified when
+   L_A ≥ κ U_B); the union bound makes the whole test hold with probability ≥ 1 − δ.
+4. Pass: the candidate is returned with a high-confidence promise (kind ``high_confidence``
+   at δ) on the *population* quantity. Fail (or no feasible candidate): the job's outcome is
+   ``no_solution`` — no model, never an unsafe one.
+
+Tightening. The candidate is asked for a bound that leaves room for the safety test, predicted
+from the candidate data and the safety part's *sizes* (never its labels' relation to the
+predictions): a rate bound β (≤) becomes the t with t + 2·h(t) = β, where h(t) is the one-sided
+Clopper–Pearson half-width U(t·n_s, n_s, δ/m) − t at the safety part's size n_s; so a candidate
+whose true rate is t passes unless its safety estimate overshoots by more than one predicted
+half-width. (The Seldonian engine likewise inflates the candidate's predicted bound, by twice
+the confidence half-width.) A ratio bound κ becomes κ' = κ (1 + 2ρ_B) / (1 − 2ρ_A), with ρ the
+relative half-widths of the two group rates predicted at the rates of a pilot fit (the plain
+constraint on the candidate part) and the safety part's group sizes; κ' is capped at 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from safeclf.promises import (
+    Evidence,
+    Promise,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    rate_evidence,
+)
+
+NO_SOLUTION = "no_solution"
+
+
+@dataclass
+class Outcome:
+    """The result of a certified fit: the estimator (None for no solution), its promises, and
+    the safety test's record."""
+
+    estimator: object | None
+    promises: list[Promise]
+    record: dict = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.estimator is not None
+
+
+def split_train(task, fraction: float, seed: int):
+    """(candidate task, safety part): ``fraction`` of the training rows held back."""
+    from sklearn.model_selection import train_test_split
+
+    from safeclf.data import Task
+
+    idx = np.arange(len(task.train))
+    y = np.asarray(task.train.y)
+    try:
+        cand, safe = train_test_split(idx, test_size=fraction, random_state=seed + 104729,
+                                      stratify=y)
+    except ValueError:
+        cand, safe = train_test_split(idx, test_size=fraction, random_state=seed + 104729)
+    cand_task = Task(dataset=task.dataset, train=task.train.take(cand), test=task.test,
+                     cal=task.cal, info=task.info, seed=task.seed)
+    return cand_task, task.train.take(safe)
+
+
+def _positive(est, part):
+    classes = np.asarray(est.classes_)
+    return (np.asarray(part.y) == classes[-1],
+            np.asarray(est.predict(part.X)) == classes[-1])
+
+
+def _sizes(p: Promise, part, classes) -> Evidence:
+    """Group / subset sizes of ``p``'s quantity on ``part`` (predictions not looked at)."""
+    y_pos = np.asarray(part.y) == classes[-1]
+    return rate_evidence(p.quantity, y_pos, np.zeros_like(y_pos), part.rows)
+
+
+def n_bounds(p: Promise) -> int:
+    return 2 if p.quantity.kind == "ratio" else 1
+
+
+def tightened_rate(bound: float, sense: str, n: int, d: float) -> float:
+    """The internal bound t with t ± 2·h(t) = bound at safety size n and level d."""
+    if n <= 0:
+        return bound
+    lo, hi = (0.0, bound) if sense == "<=" else (bound, 1.0)
+    for _ in range(60):
+        t = (lo + hi) / 2
+        if sense == "<=":
+            ok = t + 2 * (clopper_pearson_upper(t * n, n, d) - t) <= bound
+            lo, hi = (t, hi) if ok else (lo, t)
+        else:
+            ok = t - 2 * (t - clopper_pearson_lower(t * n, n, d)) >= bound
+            lo, hi = (lo, t) if ok else (t, hi)
+    return lo if sense == "<=" else hi
+
+
+def tightened_ratio(kappa: float, sense: str, pilot: Evidence, sizes: Evidence,
+                    d: float) -> float:
+    """κ' for a ratio promise s_p(A) ≥ κ s_p(B) (or ≤), from the pilot's group rates."""
+    rA = pilot.k / pilot.n if pilot.n else 0.0
+    rB = pilot.k2 / pilot.n2 if pilot.n2 else 0.0
+    if rA <= 0 or rB <= 0 or not sizes.n or not sizes.n2:
+        return kappa
+    nA, nB = sizes.n, sizes.n2
+    if sense == ">=":
+        rhoA = (rA - clopper_pearson_lower(rA * nA, nA, d)) / rA
+        rhoB = (clopper_pearson_upper(rB * nB, nB, d) - rB) / rB
+        return float(min(1.0, kappa * (1 + 2 * rhoB) / max(1e-9, 1 - 2 * rhoA)))
+    rhoA = (clopper_pearson_upper(rA * nA, nA, d) - rA) / rA
+    rhoB = (rB - clopper_pearson_lower(rB * nB, nB, d)) / rB
+    return float(kappa * max(0.0, 1 - 2 * rhoB) / (1 + 2 * rhoA))
+
+
+def safety_bound(p: Promise, ev: Evidence, d: float) -> tuple[float, bool]:
+    """The one-sided bound on ``p``'s quantity from the safety part and whether it passes."""
+    if p.quantity.kind == "ratio":
+        if p.sense == ">=":
+            lo_a, hi_b = clopper_pearson_lower(ev.k, ev.n, d), clopper_pearson_upper(ev.k2, ev.n2, d)
+            value = lo_a / hi_b if hi_b > 0 else 0.0
+            return value, value >= p.bound
+        hi_a, lo_b = clopper_pearson_upper(ev.k, ev.n, d), clopper_pearson_lower(ev.k2, ev.n2, d)
+        value = hi_a / lo_b if lo_b > 0 else float("inf")
+        return value, value <= p.bound
+    if p.sense == "<=":
+        value = clopper_pearson_upper(ev.k, ev.n, d)
+        return value, value <= p.bound
+    value = clopper_pearson_lower(ev.k, ev.n, d)
+    return value, value >= p.bound
+
+
+def certified_fit(plugin, params: dict, task, delta: float, fraction: float, seed: int) -> Outcome:
+    """Candidate selection, safety test and the outcome (see the module docstring)."""
+    from safeclf.errors import InfeasibleError, SolverError
+
+    # only "no feasible candidate" is a no-solution outcome; a user error stays a failure
+    SafeclfError = (InfeasibleError, SolverError)
+
+    cand_task, safe = split_train(task, fraction, seed)
+    record = {"delta": delta, "fraction": fraction, "n_candidate": len(cand_task.train),
+              "n_safety": len(safe)}
+    try:
+        pilot = plugin.build(params, random_state=seed)
+        pilot = plugin.fit(pilot, cand_task) or pilot
+    except SafeclfError as exc:
+        record.update(reason=f"candidate selection: {exc}")
+        return Outcome(None, [], record)
+    promises = [p for p in plugin.promises(pilot, cand_task) if p.kind != "none"]
+    if not promises or any(p.quantity.kind not in ("rate", "ratio") for p in promises):
+        raise ValueError(f"method '{plugin.name}' declares no rate promise to certify")
+    d = delta / sum(n_bounds(p) for p in promises)
+    classes = np.asarray(pilot.classes_)
+    y_c, pred_c = _positive(pilot, cand_task.train)
+    internal = []
+    for p in promises:
+        sizes = _sizes(p, safe, classes)
+        if p.quantity.kind == "ratio":
+            ev = rate_evidence(p.quantity, y_c, pred_c, cand_task.train.rows)
+            internal.append(tightened_ratio(p.bound, p.sense, ev, sizes, d))
+        else:
+            internal.append(tightened_rate(p.bound, p.sense, sizes.n, d))
+    record["internal_bounds"] = {p.name: b for p, b in zip(promises, internal, strict=True)}
+    try:
+        est = plugin.build(plugin.tightened_params(params, internal), random_state=seed)
+        est = plugin.fit(est, cand_task) or est
+    except SafeclfError as exc:
+        record.update(reason=f"candidate selection at the tightened bounds: {exc}")
+        return Outcome(None, promises, record)
+    y_s, pred_s = _positive(est, safe)
+    tests, passed = {}, True
+    for p in promises:
+        ev = rate_evidence(p.quantity, y_s, pred_s, safe.rows)
+        value, ok = safety_bound(p, ev, d)
+        tests[p.name] = {"bound": value, "passed": ok}
+        passed &= ok
+    record["safety_tests"] = tests
+    if not passed:
+        record["reason"] = "safety test failed: " + ", ".join(
+            f"{k} bound {v['bound']:.4g}" for k, v in tests.items() if not v["passed"])
+        return Outcome(None, promises, record)
+    certified = [replace(p, kind="high_confidence", delta=delta,
+                         statement=p.statement.replace("(training data)", "(population)")
+                         + f", with probability ≥ {1 - delta:g}",
+                         source=p.source + "; certified by a Seldonian safety test "
+                         f"on {len(safe)} held-back training rows",
+                         note=("certified for predict on held-back rows (union bound over "
+                               f"{sum(n_bounds(q) for q in promises)} one-sided "
+                               "Clopper–Pearson bounds)"))
+                 for p in promises]
+    return Outcome(est, certified, record)

@@ -1,0 +1,220 @@
+"""Promises where people look: ``promises.csv`` / ``promises.md`` in the run folder, the
+compact table printed after the summary, the default plot of each promise's estimate and
+interval against its bound, and verdicts of several runs side by side (``compare
+--promises``)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+COLUMNS = ["job", "dataset", "method", "params", "seed", "fold", "status", "promise",
+           "statement", "kind", "delta", "source", "sense", "bound", "estimate", "lower",
+           "upper", "n", "confidence", "verdict", "beyond", "note"]
+KEYS = ["dataset", "method", "params", "promise"]
+COLORS = {"holds": "tab:green", "violated": "tab:red", "inconclusive": "tab:orange",
+          "no solution": "tab:grey", "not checked": "tab:grey"}
+
+
+def promises_frame(results: list[dict]):
+    """One row per (job, promise) of the jobs' records (see :data:`COLUMNS`)."""
+    import pandas as pd
+
+    rows = []
+    for r in results:
+        for p in r.get("promises") or []:
+            row = {"job": r["id"], "dataset": r["dataset"], "method": r["method"],
+                   "params": json.dumps(r["params"], sort_keys=True, default=str),
+                   "seed": r["seed"], "fold": r["fold"], "status": r["status"]}
+            row.update({k: p.get(k) for k in COLUMNS if k in p})
+            rows.append(row)
+    frame = pd.DataFrame(rows, columns=COLUMNS).sort_values(
+        ["dataset", "method", "params", "promise", "seed", "fold"], kind="stable",
+        na_position="first").reset_index(drop=True)
+    for c in ("bound", "estimate", "lower", "upper", "delta", "confidence"):
+        frame[c] = pd.to_numeric(frame[c], errors="coerce")
+    return frame
+
+
+def _fmt(v, digits=4) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}g}"
+
+
+def _short(params: str, keys=None, width: int = 40) -> str:
+    """The parameters among ``keys`` (default: every scalar one) as ``k=v, ...``."""
+    p = json.loads(params)
+    text = ", ".join(f"{k}={v}" for k, v in p.items()
+                     if (keys is None or k in keys) and not isinstance(v, (list, dict)))
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def summary(frame):
+    """Per (dataset, method, params, promise): kind, bound, mean estimate, the interval (one
+    job) or the number of jobs, verdict counts, and the failure rate (share of jobs whose
+    estimate is beyond the bound, a no-solution job counting as not beyond)."""
+    import pandas as pd
+
+    from safeclf.runs import varying_by_method
+
+    varying = varying_by_method(frame)
+    out = []
+    for key, g in frame.groupby(KEYS, sort=False, dropna=False):
+        first = g.iloc[0]
+        row = dict(zip(KEYS, key))
+        row["params"] = _short(row["params"], varying[row["method"]]) or "-"
+        if first["kind"] == "none":
+            row.update(promise="none", kind="none", bound="", estimate="", interval="",
+                       verdicts="no promise", failure_rate="",
+                       statement=str(first["statement"]))
+            out.append(row)
+            continue
+        op = "≤" if first["sense"] == "<=" else "≥"
+        bounds = g["bound"].dropna().unique()
+        row["kind"] = first["kind"] + (f" (δ={_fmt(first['delta'])})"
+                                       if first["kind"] == "high_confidence" else "")
+        row["bound"] = f"{op} {_fmt(bounds[0])}" if len(bounds) == 1 else f"{op} varies"
+        est = g["estimate"].dropna()
+        row["estimate"] = _fmt(est.mean()) if len(est) else ""
+        if len(g) == 1:
+            row["interval"] = f"[{_fmt(first['lower'])}, {_fmt(first['upper'])}] n={first['n']}"
+        else:
+            row["interval"] = f"{len(g)} jobs"
+        counts = g["verdict"].value_counts()
+        row["verdicts"] = ", ".join(f"{v} {c}" for v, c in counts.items())
+        beyond = g["beyond"].map(lambda b: float(bool(b)) if b is not None and b == b else 0.0)
+        row["failure_rate"] = f"{beyond.mean():.2f} ({int(beyond.sum())}/{len(g)})"
+        row["statement"] = str(first["statement"])
+        row["source"] = str(first["source"])
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def write(run_dir: Path, results: list[dict]) -> list[str]:
+    """promises.csv, promises.md and plots/promises.png (when any promise was checked);
+    returns problems met while plotting."""
+    from safeclf.runs import atomic_write
+    from safeclf.tables import to_markdown
+
+    frame = promises_frame(results)
+    atomic_write(run_dir / "promises.csv", frame.to_csv(index=False))
+    text = ("# Promises\n\nEach promise a fitted model makes, checked on the test split: "
+            "estimate, two-sided interval (Clopper–Pearson for a rate, Katz log for a ratio), "
+            "verdict (holds: the whole interval on the promised side of the bound; violated: "
+            "the whole interval on the other side). Failure rate: share of jobs whose "
+            "estimate is beyond the bound. Per job: promises.csv.\n\n")
+    if frame.empty:
+        text += "(no promises recorded)\n"
+    else:
+        text += to_markdown(summary(frame)) + "\n"
+    atomic_write(run_dir / "promises.md", text)
+    if frame.empty or (frame["kind"] == "none").all():
+        return []
+    try:
+        fig = plot(frame)
+        (run_dir / "plots").mkdir(parents=True, exist_ok=True)
+        for ext in ("png", "svg"):
+            fig.savefig(run_dir / "plots" / f"promises.{ext}", dpi=120)
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    except Exception as exc:  # a broken plot must not lose the run
+        return [f"promises plot: {type(exc).__name__}: {exc}"]
+    return []
+
+
+def plot(frame):
+    """One panel per promise: each job's estimate and interval (coloured by verdict) against
+    its bound (a black bar), one row per dataset / method / parameters."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from safeclf.runs import varying_by_method
+
+    checked = frame[frame["kind"] != "none"]
+    varying = varying_by_method(checked)
+    names = list(dict.fromkeys(checked["promise"]))
+    rows_per = [checked[checked["promise"] == n].groupby(["dataset", "method", "params"],
+                                                         sort=False).ngroups for n in names]
+    fig, axes = plt.subplots(len(names), 1, squeeze=False,
+                             figsize=(7.5, sum(1.2 + 0.32 * r for r in rows_per)),
+                             gridspec_kw={"height_ratios": [1 + 0.3 * r for r in rows_per]})
+    for ax, name in zip(axes[:, 0], names):
+        g = checked[checked["promise"] == name]
+        labels = []
+        for i, ((dataset, method, params), h) in enumerate(
+                g.groupby(["dataset", "method", "params"], sort=False)):
+            labels.append(f"{dataset} · {method} {_short(params, varying[method], 30)}".strip())
+            jitter = np.linspace(-0.25, 0.25, len(h)) if len(h) > 1 else [0.0]
+            for dy, (_, r) in zip(jitter, h.iterrows()):
+                y = i + dy
+                color = COLORS.get(r["verdict"], "black")
+                if r["verdict"] == "no solution":
+                    ax.plot([r["bound"]], [y], "x", color=color, ms=4)
+                    continue
+                if np.isfinite(r["lower"]) and np.isfinite(r["upper"]):
+                    ax.plot([r["lower"], r["upper"]], [y, y], color=color, lw=1.2)
+                ax.plot([r["estimate"]], [y], "o", color=color, ms=3)
+            for b in h["bound"].dropna().unique():
+                ax.plot([b, b], [i - 0.4, i + 0.4], color="black", lw=2)
+        first = g.iloc[0]
+        op = "≤" if first["sense"] == "<=" else "≥"
+        ax.set_yticks(range(len(labels)), labels, fontsize=7)
+        ax.set_ylim(len(labels) - 0.5, -0.5)
+        ax.set_title(f"{name}: promised {op} bound (black); {first['kind']}", fontsize=8,
+                     loc="left")
+        ax.tick_params(axis="x", labelsize=7)
+    handles = [matplotlib.lines.Line2D([], [], color=c, marker="o", ls="-", ms=3, label=v)
+               for v, c in COLORS.items() if v in set(checked["verdict"])]
+    axes[0, 0].legend(handles=handles, fontsize=6, loc="best")
+    axes[-1, 0].set_xlabel("test estimate and interval at the spec's confidence", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def print_table(console, results: list[dict]) -> None:
+    """The compact promise table printed after the summary."""
+    from rich.table import Table
+    from rich.text import Text
+
+    frame = promises_frame(results)
+    if frame.empty:
+        return
+    s = summary(frame)
+    table = Table(title="Promises (test split)", title_justify="left")
+    cols = ["dataset", "method", "params", "promise", "kind", "bound", "estimate", "interval",
+            "verdicts", "failure_rate"]
+    for c in cols:
+        table.add_column(c.replace("_", " "), overflow="fold")
+    for row in s.itertuples(index=False):
+        cells = [Text(str(getattr(row, c))) for c in cols]
+        table.add_row(*cells)
+    console.print(table)
+
+
+def compare(run_dirs) -> object:
+    """Verdict counts and failure rates of several runs side by side, aligned by dataset,
+    method, parameters and promise."""
+    from safeclf.errors import SpecError
+
+    merged = None
+    names = [Path(d).name for d in run_dirs]
+    for name, d in zip(names, run_dirs):
+        path = Path(d) / "promises.csv"
+        if not path.exists():
+            raise SpecError(f"compare --promises: run '{name}' has no promises.csv")
+        import pandas as pd
+
+        s = summary(pd.read_csv(path, keep_default_na=True).assign(
+            beyond=lambda f: f["beyond"].map({True: True, False: False, "True": True,
+                                              "False": False})))
+        s = s[["dataset", "method", "params", "promise", "bound", "verdicts", "failure_rate"]]
+        s = s.rename(columns={"verdicts": f"{name} verdicts",
+                              "failure_rate": f"{name} failure"})
+        merged = s if merged is None else merged.merge(
+            s, on=["dataset", "method", "params", "promise", "bound"], how="outer")
+    return merged

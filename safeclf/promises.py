@@ -1,0 +1,341 @@
+"""Promises: what a fitted model guarantees, stated as data and checked on held-out data.
+
+A :class:`Promise` names a *quantity* (:class:`Quantity`: a rate on a subset, a ratio of two
+group rates, a per-point chance-constraint violation, an excess risk), its *sense* (``<=`` or
+``>=``), its *bound*, its *kind* (:data:`KINDS`) and where it comes from (paper and
+equation). Method plugins declare the promises of a fitted estimator
+(:meth:`safeclf.plugin.MethodPlugin.promises`); the job checks each on the test split
+(:func:`check`): an estimate, the number of rows it rests on, a confidence interval at the
+spec's ``confidence`` and a verdict.
+
+Intervals
+---------
+* a rate k/n: the exact Clopper–Pearson interval (two-sided, each tail (1 − confidence)/2);
+* a ratio of two independent rates (k₁/n₁)/(k₂/n₂): Katz's log interval,
+  exp(log r̂ ± z·√(1/k₁ − 1/n₁ + 1/k₂ − 1/n₂)), with 0.5 added to a zero count (then the
+  interval is still finite); its coverage is shown by simulation in ``tests/test_promises.py``.
+  Conditional on the group sizes of the test split.
+
+Verdicts (direction-aware)
+--------------------------
+``holds`` when the whole interval is on the promised side of the bound, ``violated`` when the
+whole interval is on the other side, ``inconclusive`` otherwise. A promise with kind ``none``
+gets the verdict ``no promise``. ``beyond`` records whether the point estimate is on the wrong
+side: across seeds, its share is the failure rate of Seldonian experiments.
+
+A ``violated`` verdict is evidence against the *population* quantity. For a high-confidence
+promise (at δ) it is allowed to happen in up to a share δ of training draws; for an
+in-expectation promise the rate of one fitted model may exceed the bound; for a training-only
+promise nothing was promised on new data. Read the verdict with the kind.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: How strong a promise is.
+KINDS = {
+    "high_confidence": "with probability ≥ 1 − δ over the data used to certify it",
+    "expectation": "in expectation over the calibration draw",
+    "worst_case": "for every law consistent with the stated information (no sampling error)",
+    "training": "on the training data only (nothing promised on new data)",
+    "none": "no guarantee",
+}
+VERDICTS = ("holds", "violated", "inconclusive", "no promise", "not checked")
+
+#: Events a :class:`Quantity` of kind ``rate`` counts.
+EVENTS = ("predicted_positive", "predicted_negative", "error", "correct",
+          "differs_from_baseline")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """What is measured.
+
+    ``kind``:
+
+    * ``"rate"``: the share of ``event`` among the rows of ``subset`` whose label is ``label``
+      (``"positive"``/``"negative"``/None); with ``joint=True`` the label is part of the event
+      and the denominator is all rows of ``subset`` (the joint rate P(label and event));
+    * ``"ratio"``: the rate of ``event`` on the protected group over the privileged group's
+      (``groups`` names the rows entry, ``privileged`` the group; ``label`` restricts both,
+      ``"positive"`` for equal opportunity);
+    * ``"chance_violation"`` and ``"excess_risk"``: computed by the method's plugin
+      (:meth:`~safeclf.plugin.MethodPlugin.promise_evidence`).
+    """
+
+    kind: str = "rate"
+    event: str = "predicted_positive"
+    label: str | None = None
+    joint: bool = False
+    subset: Mapping[str, Any] | None = None
+    groups: str = "groups"
+    privileged: str | None = None
+    baseline: str = "baseline"
+
+
+@dataclass(frozen=True)
+class Promise:
+    """One guarantee of a fitted model.
+
+    Parameters
+    ----------
+    name : short identifier, unique within a job (``joint_fp_rate``, ``constraint_fairness``).
+    statement : the promise in words with its equation (``P(y = U, predicted S) ≤ ε``).
+    quantity : what is measured (:class:`Quantity`).
+    sense : ``"<="`` or ``">="``.
+    bound : the value promised.
+    kind : one of :data:`KINDS`.
+    source : paper and equation.
+    delta : δ of a high-confidence promise.
+    note : anything a reader must know to read the verdict.
+    """
+
+    name: str
+    statement: str
+    quantity: Quantity
+    sense: str
+    bound: float
+    kind: str
+    source: str
+    delta: float | None = None
+    note: str = ""
+
+    def __post_init__(self):
+        if self.sense not in ("<=", ">="):
+            raise ValueError(f"promise {self.name}: sense must be '<=' or '>=', got {self.sense!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"promise {self.name}: kind must be one of {', '.join(KINDS)}, "
+                             f"got {self.kind!r}")
+
+
+def no_promise(method: str, why: str) -> Promise:
+    """The explicit statement that a model promises nothing (proset, the baselines, ...)."""
+    why = why.removeprefix("none: ")
+    return Promise(name="none", statement=f"{method} makes no promise: {why}",
+                   quantity=Quantity(kind="none"), sense="<=", bound=float("nan"), kind="none",
+                   source="-")
+
+
+@dataclass
+class Evidence:
+    """What the held-out data says: counts (k, n) of a rate, or (k₁, n₁, k₂, n₂) of a ratio
+    (protected first), or a precomputed estimate and interval."""
+
+    k: int = 0
+    n: int = 0
+    k2: int | None = None
+    n2: int | None = None
+    estimate: float | None = None
+    interval: tuple[float, float] | None = None
+    note: str = ""
+
+
+@dataclass
+class Checked:
+    """A promise with its held-out check: one row of ``promises.csv``."""
+
+    promise: Promise
+    estimate: float
+    lower: float
+    upper: float
+    n: int
+    confidence: float
+    verdict: str
+    beyond: bool | None
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def record(self) -> dict[str, Any]:
+        p = self.promise
+        q = {k: v for k, v in asdict(p.quantity).items() if v not in (None, False)}
+        return {"promise": p.name, "statement": p.statement, "kind": p.kind, "delta": p.delta,
+                "source": p.source, "sense": p.sense, "bound": p.bound, "quantity": q,
+                "estimate": self.estimate, "lower": self.lower, "upper": self.upper,
+                "n": self.n, "confidence": self.confidence, "verdict": self.verdict,
+                "beyond": self.beyond, "note": "; ".join(x for x in (p.note, self.note) if x),
+                **self.extra}
+
+
+# -- intervals --------------------------------------------------------------------------------
+def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Exact two-sided interval for a binomial proportion from k successes in n trials."""
+    from scipy.stats import beta
+
+    if n <= 0:
+        return float("nan"), float("nan")
+    a = (1.0 - confidence) / 2.0
+    lo = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
+    hi = 1.0 if k == n else float(beta.ppf(1.0 - a, k + 1, n - k))
+    return lo, hi
+
+
+def clopper_pearson_upper(k: int, n: int, delta: float) -> float:
+    """One-sided upper bound at confidence 1 − δ: P(p ≤ bound) ≥ 1 − δ."""
+    from scipy.stats import beta
+
+    if n <= 0:
+        return 1.0
+    return 1.0 if k >= n else float(beta.ppf(1.0 - delta, k + 1, n - k))
+
+
+def clopper_pearson_lower(k: int, n: int, delta: float) -> float:
+    """One-sided lower bound at confidence 1 − δ."""
+    from scipy.stats import beta
+
+    if n <= 0:
+        return 0.0
+    return 0.0 if k <= 0 else float(beta.ppf(delta, k, n - k + 1))
+
+
+def katz_ratio(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95,
+               sides: int = 2) -> tuple[float, float, float]:
+    """(estimate, lower, upper) of (k₁/n₁)/(k₂/n₂) by Katz's log method; a zero count is
+    replaced by 0.5 for the interval. ``sides=1`` gives one-sided bounds at ``confidence``."""
+    from scipy.stats import norm
+
+    if n1 <= 0 or n2 <= 0:
+        return float("nan"), float("nan"), float("nan")
+    est = (k1 / n1) / (k2 / n2) if k2 > 0 else float("nan")
+    a, b = max(k1, 0.5), max(k2, 0.5)
+    se = math.sqrt(max(1 / a - 1 / n1 + 1 / b - 1 / n2, 0.0))
+    z = norm.ppf(1 - (1 - confidence) / sides)
+    centre = math.log((a / n1) / (b / n2))
+    return est, math.exp(centre - z * se), math.exp(centre + z * se)
+
+
+# -- evidence from a part ---------------------------------------------------------------------
+def _mask(rows: Mapping[str, Any], subset, n: int) -> np.ndarray:
+    from safeclf.methods.ramp.rates import FitData
+
+    if not subset:
+        return np.ones(n, bool)
+    data = FitData(np.zeros(n, bool), {k: v for k, v in rows.items() if not isinstance(v, dict)})
+    return data.mask(subset, "promise")
+
+
+def _events(q: Quantity, y_pos, pred_pos, rows) -> np.ndarray:
+    if q.event == "predicted_positive":
+        return pred_pos
+    if q.event == "predicted_negative":
+        return ~pred_pos
+    if q.event == "error":
+        return pred_pos != y_pos
+    if q.event == "correct":
+        return pred_pos == y_pos
+    if q.event == "differs_from_baseline":
+        from safeclf.methods.ramp.rates import FitData, baseline_positive
+
+        data = FitData(y_pos, {q.baseline: np.asarray(rows[q.baseline])})
+        return pred_pos != baseline_positive(data, q.baseline, "promise")
+    raise ValueError(f"unknown event {q.event!r}; known: {', '.join(EVENTS)}")
+
+
+def rate_evidence(q: Quantity, y_pos, pred_pos, rows) -> Evidence:
+    """Counts of a ``rate`` or ``ratio`` quantity on one part (y_pos, pred_pos: booleans)."""
+    from safeclf import groups as G
+
+    y_pos, pred_pos = np.asarray(y_pos, bool), np.asarray(pred_pos, bool)
+    base = _mask(rows, q.subset, y_pos.shape[0])
+    ev = _events(q, y_pos, pred_pos, rows)
+    lab = (np.ones_like(y_pos) if q.label is None
+           else (y_pos if q.label == "positive" else ~y_pos))
+    if q.kind == "rate":
+        if q.joint:
+            return Evidence(int((ev & lab & base).sum()), int(base.sum()))
+        among = base & lab
+        return Evidence(int((ev & among).sum()), int(among.sum()))
+    if q.kind == "ratio":
+        k1, n1, k2, n2 = G.counts(ev, rows[q.groups], q.privileged, base & lab)
+        return Evidence(k1, n1, k2, n2)
+    raise ValueError(f"quantity {q.kind!r} needs its plugin's promise_evidence")
+
+
+def verdict(sense: str, bound: float, lower: float, upper: float) -> str:
+    """holds / violated / inconclusive from an interval and the promised side of ``bound``."""
+    if math.isnan(lower) or math.isnan(upper):
+        return "inconclusive"
+    if sense == "<=":
+        return "holds" if upper <= bound else "violated" if lower > bound else "inconclusive"
+    return "holds" if lower >= bound else "violated" if upper < bound else "inconclusive"
+
+
+def judge(promise: Promise, ev: Evidence, confidence: float) -> Checked:
+    """The estimate, interval and verdict of ``promise`` from its evidence."""
+    if promise.kind == "none":
+        return Checked(promise, float("nan"), float("nan"), float("nan"), 0, confidence,
+                       "no promise", None)
+    if ev.estimate is not None:
+        est = ev.estimate
+        lo, hi = ev.interval if ev.interval is not None else (float("nan"), float("nan"))
+        n = ev.n
+    elif ev.k2 is not None:
+        est, lo, hi = katz_ratio(ev.k, ev.n, ev.k2, ev.n2, confidence)
+        n = ev.n + ev.n2
+    else:
+        est = ev.k / ev.n if ev.n > 0 else float("nan")
+        lo, hi = clopper_pearson(ev.k, ev.n, confidence)
+        n = ev.n
+    if not np.isfinite(est) and n == 0:
+        return Checked(promise, est, lo, hi, n, confidence, "not checked", None,
+                       ev.note or "no held-out rows for this quantity")
+    v = verdict(promise.sense, promise.bound, lo, hi)
+    beyond = bool(est > promise.bound if promise.sense == "<=" else est < promise.bound) \
+        if np.isfinite(est) else None
+    extra = {"k": ev.k, "n_protected": ev.n, "k_privileged": ev.k2, "n_privileged": ev.n2} \
+        if ev.k2 is not None else {"k": ev.k}
+    return Checked(promise, float(est), float(lo), float(hi), int(n), confidence, v, beyond,
+                   ev.note, extra)
+
+
+def check(plugin, promises, estimator, task, confidence: float, part: str = "test") -> list[dict]:
+    """Check each promise on ``task``'s ``part``; one record per promise (JSON-friendly)."""
+    out = []
+    data = task.parts().get(part)
+    pred_pos = y_pos = None
+    for p in promises:
+        if p.kind == "none":
+            out.append(judge(p, Evidence(), confidence).record())
+            continue
+        if data is None:
+            out.append(Checked(p, math.nan, math.nan, math.nan, 0, confidence, "not checked",
+                               None, f"no {part} part").record())
+            continue
+        try:
+            if p.quantity.kind in ("rate", "ratio"):
+                if pred_pos is None:
+                    classes = np.asarray(estimator.classes_)
+                    pred_pos = np.asarray(estimator.predict(data.X)) == classes[-1]
+                    y_pos = np.asarray(data.y) == classes[-1]
+                ev = rate_evidence(p.quantity, y_pos, pred_pos, data.rows)
+            else:
+                ev = plugin.promise_evidence(estimator, task, p, part)
+        except (KeyError, ValueError) as exc:
+            out.append(Checked(p, math.nan, math.nan, math.nan, 0, confidence, "not checked",
+                               None, f"cannot be measured on {part}: {exc}").record())
+            continue
+        out.append(judge(p, ev, confidence).record())
+    return out
+
+
+def promise_metrics(records: list[dict]) -> dict[str, float]:
+    """Per promise, columns for the metrics table (so ``expect`` and ``compare`` reach them):
+    ``promise_<name>_estimate``, ``_lower``, ``_upper``, ``_bound``, and 0/1 flags ``_holds``,
+    ``_violated`` and ``_beyond`` (the point estimate on the wrong side of the bound; its mean
+    over seeds is the Seldonian failure rate, a job without a model counting as 0)."""
+    out: dict[str, float] = {}
+    for r in records:
+        if r["kind"] == "none":
+            continue
+        key = f"promise_{r['promise']}"
+        for field_ in ("estimate", "lower", "upper", "bound"):
+            out[f"{key}_{field_}"] = float(r[field_])
+        out[f"{key}_holds"] = float(r["verdict"] == "holds")
+        out[f"{key}_violated"] = float(r["verdict"] == "violated")
+        out[f"{key}_beyond"] = math.nan if r["beyond"] is None else float(r["beyond"])
+    return out
