@@ -21,7 +21,8 @@ whose true rate is t passes unless its safety estimate overshoots by more than o
 half-width. (The Seldonian engine likewise inflates the candidate's predicted bound, by twice
 the confidence half-width.) A ratio bound κ becomes κ' = κ (1 + 2ρ_B) / (1 − 2ρ_A), with ρ the
 relative half-widths of the two group rates predicted at the rates of a pilot fit (the plain
-constraint on the candidate part) and the safety part's group sizes; κ' is capped at 1.
+constraint on the candidate part) and the safety part's group sizes; κ' may exceed 1 (a
+protected rate above the privileged one) and is capped at :data:`KAPPA_CAP`.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from safeclf.promises import (
 )
 
 NO_SOLUTION = "no_solution"
+#: The largest internal ratio target (a protected rate 3× the privileged one).
+KAPPA_CAP = 3.0
 
 
 @dataclass
@@ -116,7 +119,7 @@ def tightened_ratio(kappa: float, sense: str, pilot: Evidence, sizes: Evidence,
     if sense == ">=":
         rhoA = (rA - clopper_pearson_lower(rA * nA, nA, d)) / rA
         rhoB = (clopper_pearson_upper(rB * nB, nB, d) - rB) / rB
-        return float(min(1.0, kappa * (1 + 2 * rhoB) / max(1e-9, 1 - 2 * rhoA)))
+        return float(min(KAPPA_CAP, kappa * (1 + 2 * rhoB) / max(1e-9, 1 - 2 * rhoA)))
     rhoA = (clopper_pearson_upper(rA * nA, nA, d) - rA) / rA
     rhoB = (rB - clopper_pearson_lower(rB * nB, nB, d)) / rB
     return float(kappa * max(0.0, 1 - 2 * rhoB) / (1 + 2 * rhoA))
@@ -158,7 +161,16 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
     promises = [p for p in plugin.promises(pilot, cand_task) if p.kind != "none"]
     if not promises or any(p.quantity.kind not in ("rate", "ratio") for p in promises):
         raise ValueError(f"method '{plugin.name}' declares no rate promise to certify")
-    d = delta / sum(n_bounds(p) for p in promises)
+    m = sum(n_bounds(p) for p in promises)
+    d = delta / m
+    certified = [replace(p, kind="high_confidence", delta=delta,
+                         statement=p.statement.replace("(training data)", "(population)")
+                         + f", with probability ≥ {1 - delta:g}",
+                         source=p.source + "; certified by a Seldonian safety test "
+                         f"on {len(safe)} held-back training rows",
+                         note=("certified for predict on held-back rows (union bound over "
+                               f"{m} one-sided Clopper–Pearson bounds)"))
+                 for p in promises]
     classes = np.asarray(pilot.classes_)
     y_c, pred_c = _positive(pilot, cand_task.train)
     internal = []
@@ -175,7 +187,7 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
         est = plugin.fit(est, cand_task) or est
     except SafeclfError as exc:
         record.update(reason=f"candidate selection at the tightened bounds: {exc}")
-        return Outcome(None, promises, record)
+        return Outcome(None, certified, record)
     y_s, pred_s = _positive(est, safe)
     tests, passed = {}, True
     for p in promises:
@@ -187,14 +199,5 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
     if not passed:
         record["reason"] = "safety test failed: " + ", ".join(
             f"{k} bound {v['bound']:.4g}" for k, v in tests.items() if not v["passed"])
-        return Outcome(None, promises, record)
-    certified = [replace(p, kind="high_confidence", delta=delta,
-                         statement=p.statement.replace("(training data)", "(population)")
-                         + f", with probability ≥ {1 - delta:g}",
-                         source=p.source + "; certified by a Seldonian safety test "
-                         f"on {len(safe)} held-back training rows",
-                         note=("certified for predict on held-back rows (union bound over "
-                               f"{sum(n_bounds(q) for q in promises)} one-sided "
-                               "Clopper–Pearson bounds)"))
-                 for p in promises]
+        return Outcome(None, certified, record)
     return Outcome(est, certified, record)

@@ -73,6 +73,10 @@ def aggregate(rows, metric: str, agg: str) -> tuple[float, str | None]:
     if metric not in rows.columns:
         return math.nan, f"metric '{metric}' was not reported"
     values = rows[metric].astype(float).to_numpy()
+    if metric.startswith("promise_") and metric.endswith("_beyond"):
+        # a job without a model deployed nothing: not beyond (the Seldonian failure rate)
+        values = np.where((rows["status"] == "no_solution").to_numpy() & np.isnan(values), 0.0,
+                          values)
     if agg == "count":
         return float(np.sum(~np.isnan(values))), None
     if np.isnan(values).any():

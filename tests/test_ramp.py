@@ -126,7 +126,7 @@ def test_infeasible_constraints_raise_one_line_naming_the_constraint():
 
 @pytest.mark.parametrize("bad,fragment", [
     ([{"rate": "fairnes_ratio", "kappa": 0.8}], "constraints[0].rate must be one of"),
-    ([{"rate": "fairness_ratio", "kappa": 1.5}], "constraints[0].kappa must be ≤ 1"),
+    ([{"rate": "fairness_ratio", "kappa": 0}], "constraints[0].kappa must be > 0"),
     ([{"rate": "fairness_ratio"}], "constraints[0].kappa is required"),
     ([{"rate": "recall", "min": 0.9, "max": 1.0}], "exactly one of max or min"),
     ([{"rate": "coverage", "max": 0.3, "subsett": {"role": "d1"}}], "constraints[0].subsett"),

@@ -32,7 +32,10 @@ def _fairlearn():
 
 
 class FairlearnEG(ClassifierMixin, BaseEstimator):
-    """ExponentiatedGradient(LogisticRegression(C), <constraint>(difference_bound=eps)).
+    """ExponentiatedGradient(LogisticRegression(C), <constraint>(difference_bound=eps)), or
+    ``<constraint>(ratio_bound=ratio_bound)`` when ``ratio_bound`` is given (fairlearn: every
+    group's rate within a factor r of the overall rate, both ways, so s_p(protected) /
+    s_p(privileged) ≥ r² on the training data: the training-only promise it declares).
 
     ``predict`` is fairlearn's randomized rule (drawn with ``random_state``);
     ``predict_proba`` its mixture probabilities."""
@@ -42,14 +45,16 @@ class FairlearnEG(ClassifierMixin, BaseEstimator):
         "constraint": [StrOptions({"demographic_parity", "equal_opportunity", "equalized_odds"})],
         "C": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "ratio_bound": [Interval(Real, 0, 1, closed="right"), None],
         "random_state": ["random_state"],
     }
 
     __metadata_request__fit = requested("groups")
 
     def __init__(self, eps=0.01, constraint="demographic_parity", C=1.0, max_iter=50,
-                 random_state=None):
+                 ratio_bound=None, random_state=None):
         self.eps = eps
+        self.ratio_bound = ratio_bound
         self.constraint = constraint
         self.C = C
         self.max_iter = max_iter
@@ -67,7 +72,9 @@ class FairlearnEG(ClassifierMixin, BaseEstimator):
         if groups is None:
             raise ValueError(f"FairlearnEG needs groups: {ROUTING_HINT}")
         self.model_ = EG(LogisticRegression(C=self.C, max_iter=1000),
-                         constraints=moments[self.constraint](difference_bound=self.eps),
+                         constraints=moments[self.constraint](
+                             **({"ratio_bound": self.ratio_bound} if self.ratio_bound
+                                else {"difference_bound": self.eps})),
                          max_iter=self.max_iter)
         self.model_.fit(X, y, sensitive_features=np.asarray(groups))
         self.classes_ = np.unique(y)
@@ -84,7 +91,29 @@ class FairlearnEG(ClassifierMixin, BaseEstimator):
         return self.model_.predict(X, random_state=seed)
 
 
-plugin = MethodPlugin(
+class FairlearnPlugin(MethodPlugin):
+    def promises(self, estimator, task):
+        """With ``ratio_bound`` r and demographic parity: s_p(protected)/s_p(privileged) ≥ r²
+        on the training data (fairlearn's constraint, for its randomised rule), under the same
+        name as ramp's ratio constraint so failure rates line up; otherwise none."""
+        from safeclf import groups as G
+        from safeclf.promises import Promise, Quantity, no_promise
+
+        r = estimator.ratio_bound
+        if not r or estimator.constraint != "demographic_parity":
+            return [no_promise(self.name, "a difference bound on group rates, not a rate "
+                               "promise safeclf checks")]
+        d = G.resolve(info=task.info, groups=task.train.rows["groups"],
+                      positive=np.asarray(task.train.y) == estimator.classes_[-1])
+        return [Promise(
+            "constraint_fairness_ratio",
+            f"s_p(not {d.privileged}) ≥ r² = {r * r:.4g}·s_p({d.privileged}) (training data)",
+            Quantity("ratio", privileged=d.privileged), ">=", r * r, "training",
+            "Agarwal et al. 2018 (fairlearn DemographicParity ratio_bound)",
+            note="promised for fairlearn's randomised rule on the training rows, up to its eps")]
+
+
+plugin = FairlearnPlugin(
     name="fairlearn_eg",
     estimator=FairlearnEG,
     summary="fairlearn ExponentiatedGradient + logistic regression (reference; bench extra)",

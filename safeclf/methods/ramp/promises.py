@@ -70,7 +70,7 @@ def tightened_params(params: dict, bounds: list[float | None]) -> dict:
             continue
         item = dict(item)
         if isinstance(c, RatioConstraint):
-            item["kappa"] = float(min(1.0, b))
+            item["kappa"] = float(b)
         else:
             item[c.sense] = float(min(1.0, max(0.0, b)))
         items[i] = item

@@ -445,7 +445,9 @@ def parse_constraint(item, where: str, index: int, defaults=None):
         if kappa is None:
             raise ValueError(f"{where}.kappa is required for rate {kind} (s_p(D_A) ≥ κ s_p(D_B)),"
                              " or set the method's kappa parameter")
-        kappa = _number(kappa, f"{where}.kappa", 0.0, 1.0, low_open=True)
+        # κ > 1 asks the protected group's rate to exceed the privileged one's (certified
+        # training's internal targets need it); the method's kappa parameter stays in (0, 1]
+        kappa = _number(kappa, f"{where}.kappa", 0.0, None, low_open=True)
         groups = item.get("groups", "groups")
         if not isinstance(groups, str):
             raise ValueError(f"{where}.groups must name a rows entry, got {groups!r}")
