@@ -20,8 +20,9 @@ Clopper–Pearson half-width U(t·n_s, n_s, δ/m) − t at the safety part's siz
 whose true rate is t passes unless its safety estimate overshoots by more than one predicted
 half-width. (The Seldonian engine likewise inflates the candidate's predicted bound, by twice
 the confidence half-width.) A ratio bound κ becomes κ' = κ (1 + 2ρ_B) / (1 − 2ρ_A), with ρ the
-relative half-widths of the two group rates predicted at the rates of a pilot fit (the plain
-constraint on the candidate part) and the safety part's group sizes; κ' may exceed 1 (a
+relative half-widths of the two group rates at the safety part's group sizes, predicted at
+the privileged rate of a pilot fit (the plain constraint on the candidate part) and at the
+protected rate κ' s_p(B) the candidate will hold (a fixed point in κ'); κ' may exceed 1 (a
 protected rate above the privileged one) and is capped at :data:`KAPPA_CAP`.
 """
 
@@ -117,9 +118,14 @@ def tightened_ratio(kappa: float, sense: str, pilot: Evidence, sizes: Evidence,
         return kappa
     nA, nB = sizes.n, sizes.n2
     if sense == ">=":
-        rhoA = (rA - clopper_pearson_lower(rA * nA, nA, d)) / rA
+        # the candidate will hold s_p(A) ≈ κ' s_p(B): predict ρ_A at that rate (fixed point)
         rhoB = (clopper_pearson_upper(rB * nB, nB, d) - rB) / rB
-        return float(min(KAPPA_CAP, kappa * (1 + 2 * rhoB) / max(1e-9, 1 - 2 * rhoA)))
+        k = kappa
+        for _ in range(30):
+            a = min(1.0, k * rB)
+            rhoA = (a - clopper_pearson_lower(a * nA, nA, d)) / a
+            k = min(KAPPA_CAP, kappa * (1 + 2 * rhoB) / max(1e-9, 1 - 2 * rhoA))
+        return float(k)
     rhoA = (clopper_pearson_upper(rA * nA, nA, d) - rA) / rA
     rhoB = (rB - clopper_pearson_lower(rB * nB, nB, d)) / rB
     return float(kappa * max(0.0, 1 - 2 * rhoB) / (1 + 2 * rhoA))
