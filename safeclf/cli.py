@@ -154,11 +154,22 @@ def compare(
     by: list[str] | None = typer.Option(
         None, "--by", help="Align by these columns instead of dataset, method, params."),
     fmt: Format = typer.Option(Format.table, "--format", help="table, csv or markdown."),
+    promises: bool = typer.Option(
+        False, "--promises", help="Promise verdicts and failure rates side by side instead."),
 ):
     """Set runs side by side, aligned by dataset, method and the full parameters; each later
-    run gets Δ and a paired t-test over matching seeds."""
+    run gets Δ and a paired t-test over matching seeds (--promises: the verdicts)."""
 
     def _compare():
+        if promises:
+            from safeclf.promise_report import compare as cmp_promises
+            from safeclf.tables import to_markdown
+
+            table = cmp_promises(runs)
+            typer.echo(table.to_csv(index=False) if fmt is Format.csv else
+                       to_markdown(table) if fmt is Format.markdown else
+                       table.to_string(index=False))
+            return
         from safeclf.compare import compare as cmp
         from safeclf.compare import render
 

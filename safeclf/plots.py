@@ -166,7 +166,18 @@ def bar(frame, spec: PlotEntry, fig_axes):
         ax.set_title(str(dataset))
         ax.set_ylabel(axis_label(metric))
         _log_if_decades(ax, means, "y")
+        _bound_line(ax, spec)
     return fig
+
+
+def _bound_line(ax, spec: PlotEntry) -> None:
+    """The promised bound on the plotted quantity (options ``bound`` and ``bound_label``)."""
+    bound = spec.model_extra.get("bound")
+    if bound is None:
+        return
+    ax.axhline(float(bound), color="tab:red", ls="--", lw=1.2,
+               label=spec.model_extra.get("bound_label") or f"bound {bound:g}")
+    ax.legend(fontsize=7)
 
 
 def _xy_points(frame, x, y):

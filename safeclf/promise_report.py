@@ -148,7 +148,9 @@ def plot(frame):
         labels = []
         for i, ((dataset, method, params), h) in enumerate(
                 g.groupby(["dataset", "method", "params"], sort=False)):
-            labels.append(f"{dataset} · {method} {_short(params, varying[method], 30)}".strip())
+            kinds = "/".join(dict.fromkeys(h["kind"]))
+            labels.append(f"{dataset} · {method} {_short(params, varying[method], 30)}".strip()
+                          + f" [{kinds}]")
             jitter = np.linspace(-0.25, 0.25, len(h)) if len(h) > 1 else [0.0]
             for dy, (_, r) in zip(jitter, h.iterrows()):
                 y = i + dy
@@ -165,8 +167,7 @@ def plot(frame):
         op = "≤" if first["sense"] == "<=" else "≥"
         ax.set_yticks(range(len(labels)), labels, fontsize=7)
         ax.set_ylim(len(labels) - 0.5, -0.5)
-        ax.set_title(f"{name}: promised {op} bound (black); {first['kind']}", fontsize=8,
-                     loc="left")
+        ax.set_title(f"{name}: promised {op} bound (black bar) [kind]", fontsize=8, loc="left")
         ax.tick_params(axis="x", labelsize=7)
     handles = [matplotlib.lines.Line2D([], [], color=c, marker="o", ls="-", ms=3, label=v)
                for v, c in COLORS.items() if v in set(checked["verdict"])]

@@ -289,3 +289,31 @@ expect:
     ns = table[table.status == "no_solution"]
     assert (ns["no_solution"] == 1).all()
     assert (ns["promise_constraint_fairness_ratio_beyond"] == 0).all()
+
+
+def test_bar_plot_draws_the_promised_bound_and_the_promise_plot_draws_intervals():
+    import pandas as pd
+
+    from safeclf import plots, promise_report
+    from safeclf.spec import PlotEntry
+
+    frame = pd.DataFrame({"dataset": ["d", "d"], "method": ["scaling", "scaling"],
+                          "params": ["{}", "{}"], "status": ["ok", "ok"],
+                          "test_joint_fp_rate": [0.03, 0.04]})
+    fig = plots.bar(frame, PlotEntry(kind="bar", metric="test_joint_fp_rate", bound=0.05),
+                    plots._figure(1))
+    lines = [ln for ln in fig.axes[0].lines if list(ln.get_ydata()) == [0.05, 0.05]]
+    assert len(lines) == 1
+    results = [{"id": f"j{s}", "dataset": "d", "method": "m", "params": {}, "seed": s,
+                "fold": None, "status": "ok",
+                "promises": [P.judge(P.Promise("fpr", "FPR ≤ 0.1", P.Quantity(), "<=", 0.1,
+                                               "expectation", "x"),
+                                     P.Evidence(k, 100), 0.95).record()]}
+               for s, k in enumerate((2, 30))]
+    frame = promise_report.promises_frame(results)
+    assert list(frame["verdict"]) == ["holds", "violated"]
+    fig = promise_report.plot(frame)
+    ax = fig.axes[0]
+    assert any(list(ln.get_xdata()) == [0.1, 0.1] for ln in ax.lines)  # the bound
+    assert sum(len(ln.get_xdata()) == 2 and ln.get_xdata()[0] != 0.1 for ln in ax.lines) == 2
+    assert "2 jobs" in promise_report.summary(frame).iloc[0]["interval"]
