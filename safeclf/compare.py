@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from safeclf.errors import SpecError, closest
+from safeclf.result import ok_rows
 from safeclf.runs import load_run, metric_columns
 
 DEFAULT_KEYS = ["dataset", "method", "params"]
@@ -113,7 +114,7 @@ def compare(run_dirs: list[str | Path], metric: str | None = None,
     notes = []
     oks = []
     for t in tables:
-        ok = t[t["status"] == "ok"].copy()
+        ok = ok_rows(t).copy()
         ok[metric] = pd.to_numeric(ok[metric], errors="coerce") if metric in ok else np.nan
         for k in keys:
             ok[k] = ok[k].astype(str)

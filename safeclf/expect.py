@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from safeclf.result import JobStatus
 from safeclf.spec import Expectation, Selection, Spec
 from safeclf.tables import to_markdown
 
@@ -63,9 +64,10 @@ def aggregate(rows, metric: str, agg: str) -> tuple[float, str | None]:
     """The aggregated metric over ``rows`` and a reason when it cannot be trusted."""
     if rows.empty:
         return math.nan, "no rows match"
-    failed = int((rows["status"] == "failed").sum())
+    failed = int((rows["status"] == JobStatus.FAILED.value).sum())
     if not (metric == "no_solution" or metric.startswith("promise_")):
-        rows = rows[rows["status"] != "no_solution"]  # no model: only counted, not measured
+        # no model: only counted, not measured
+        rows = rows[rows["status"] != JobStatus.NO_SOLUTION.value]
         if rows.empty:
             return math.nan, "every job ended with no solution"
     if failed:

@@ -19,6 +19,7 @@ import numpy as np
 
 from safeclf.data import Dataset, Task
 from safeclf.errors import DataError, SafeclfError
+from safeclf.result import JobResult, JobStatus, check_metric_names
 
 
 @lru_cache(maxsize=8)
@@ -133,15 +134,14 @@ def _save_model(path, est, task: Task, dentry: dict, job: dict) -> None:
         "classes": _plain(getattr(est, "classes_", None))})
 
 
-def run_job(payload: dict[str, Any]) -> dict[str, Any]:
+def run_job(payload: dict[str, Any]) -> JobResult:
     """Run one job described by ``payload`` (job fields, dataset entry, method entry, metric
-    names) and return its result record."""
+    names) and return its result."""
     from safeclf import registry
     from safeclf.metrics import evaluate
 
     job, dentry, mentry = payload["job"], payload["dataset"], payload["method"]
-    result = dict(job, status="ok", error=None, metrics={}, details={}, warnings=[],
-                  fit_seconds=None, predict_seconds=None)
+    result = JobResult(**job)
     caught: list = []
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -149,7 +149,7 @@ def run_job(payload: dict[str, Any]) -> dict[str, Any]:
             plugin = registry.get_method(mentry["method"])
             task = split_task(load_dataset(dentry), dentry, job["seed"], job["fold"])
             task = preprocess(task, mentry.get("preprocess") or dentry.get("preprocess"))
-            result["sizes"] = {k: len(p) for k, p in task.parts().items()}
+            result.sizes = {k: len(p) for k, p in task.parts().items()}
             t0 = time.perf_counter()
             certify = mentry.get("certify")
             if certify:
@@ -157,23 +157,23 @@ def run_job(payload: dict[str, Any]) -> dict[str, Any]:
 
                 outcome = certified_fit(plugin, job["params"], task, certify["delta"],
                                         certify["fraction"], job["seed"])
-                result["certification"] = _plain(outcome.record)
-                result["fit_seconds"] = time.perf_counter() - t0
+                result.certification = _plain(outcome.record)
+                result.fit_seconds = time.perf_counter() - t0
                 if not outcome.passed:
                     from safeclf.promises import promise_metrics
 
                     records = _unchecked(outcome.promises)
-                    result.update(status=NO_SOLUTION, error=outcome.record.get("reason"),
-                                  metrics=_plain({"no_solution": 1.0,
-                                                  **promise_metrics(records)}),
-                                  promises=_plain(records))
+                    result.status = JobStatus(NO_SOLUTION)
+                    result.error = outcome.record.get("reason")
+                    result.metrics = _plain({"no_solution": 1.0, **promise_metrics(records)})
+                    result.promises = _plain(records)
                     return _finish(result, caught)
                 est, declared = outcome.estimator, outcome.promises
             else:
                 est = plugin.build(job["params"], random_state=job["seed"])
                 est = plugin.fit(est, task) or est
                 declared = None
-                result["fit_seconds"] = time.perf_counter() - t0
+                result.fit_seconds = time.perf_counter() - t0
             if payload.get("model_path"):
                 _save_model(Path(payload["model_path"]), est, task, dentry, job)
             t0 = time.perf_counter()
@@ -181,7 +181,8 @@ def run_job(payload: dict[str, Any]) -> dict[str, Any]:
             for name, part in task.parts().items():
                 metrics.update(evaluate(payload["metrics"], _outputs(est, part, task.info), name))
             report = plugin.report(est, task)
-            result["predict_seconds"] = time.perf_counter() - t0
+            result.predict_seconds = time.perf_counter() - t0
+            check_metric_names(report.metrics, f"method '{plugin.name}'")
             metrics.update({k: float(v) for k, v in report.metrics.items()})
             from safeclf.promises import check, promise_metrics
 
@@ -191,14 +192,13 @@ def run_job(payload: dict[str, Any]) -> dict[str, Any]:
             metrics.update(promise_metrics(promises))
             if certify:
                 metrics["no_solution"] = 0.0
-            result["promises"] = _plain(promises)
-            result["metrics"] = _plain(metrics)
-            result["details"] = _plain(report.details)
+            result.promises = _plain(promises)
+            result.metrics = _plain(metrics)
+            result.details = _plain(report.details)
     except SafeclfError as exc:
-        result.update(status="failed", error=str(exc))
+        result.fail(str(exc))
     except Exception as exc:  # a job's bug must not stop the run; keep the evidence
-        result.update(status="failed", error=f"{type(exc).__name__}: {' '.join(str(exc).split())}",
-                      traceback=traceback.format_exc())
+        result.fail(f"{type(exc).__name__}: {' '.join(str(exc).split())}", traceback.format_exc())
     return _finish(result, caught)
 
 
@@ -212,12 +212,8 @@ def _unchecked(promises) -> list[dict]:
             for p in promises]
 
 
-def _finish(result: dict, caught) -> dict:
+def _finish(result: JobResult, caught) -> JobResult:
     """Attach the distinct warnings seen during the job."""
-    seen = set()
-    for w in caught or []:
-        text = f"{w.category.__name__}: {' '.join(str(w.message).split())}"
-        if text not in seen:
-            seen.add(text)
-            result["warnings"].append(text)
+    result.warnings = list(dict.fromkeys(
+        f"{w.category.__name__}: {' '.join(str(w.message).split())}" for w in caught or []))
     return result

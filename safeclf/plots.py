@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from safeclf.result import ok_rows
 from safeclf.spec import PlotEntry, Spec
 
 
@@ -134,10 +135,6 @@ class _Styles:
         return self.given[label]
 
 
-def _ok(frame):
-    return frame[frame["status"] == "ok"]
-
-
 def _numeric(frame, col):
     import pandas as pd
 
@@ -151,7 +148,7 @@ def bar(frame, spec: PlotEntry, fig_axes):
 
     varying = varying_by_method(frame)
     order = list(dict.fromkeys(frame["method"]))
-    for ax, (dataset, grp) in zip(axes, _ok(frame).groupby("dataset", sort=False)):
+    for ax, (dataset, grp) in zip(axes, frame.groupby("dataset", sort=False)):
         labels, means, stds = [], [], []
         settings = sorted(grp.groupby(["method", "params"], sort=False),
                           key=lambda kv: (order.index(kv[0][0]), _sort_key(kv[0][1], varying[kv[0][0]])))
@@ -183,7 +180,7 @@ def _bound_line(ax, spec: PlotEntry) -> None:
 def _xy_points(frame, x, y):
     """Mean and std of x and y per (dataset, method, params)."""
     out = []
-    for (dataset, method, params), g in _ok(frame).groupby(["dataset", "method", "params"], sort=False):
+    for (dataset, method, params), g in frame.groupby(["dataset", "method", "params"], sort=False):
         xs, ys = _numeric(g, x), _numeric(g, y)
         keep = xs.notna() & ys.notna()
         if keep.any():
@@ -245,7 +242,7 @@ def line(frame, spec: PlotEntry, fig_axes):
     x, y = spec.model_extra["x"], spec.model_extra["y"]
     from safeclf.runs import varying_keys
 
-    ok = _ok(frame)
+    ok = frame
     style = _Styles()
     single = ok["method"].nunique() == 1
     for ax, (dataset, grp) in zip(axes, ok.groupby("dataset", sort=False)):
@@ -288,9 +285,14 @@ def line(frame, spec: PlotEntry, fig_axes):
 BUILTIN = {"bar": bar, "scatter": scatter, "line": line}
 
 
+_FILTERS = (("methods", "method"), ("datasets", "dataset"))
+
+
 def _filtered(frame, options: dict):
-    """Rows of the methods and datasets an option lists (``methods: [a, b]``, ``datasets:``)."""
-    for key, col in (("methods", "method"), ("datasets", "dataset")):
+    """The successful jobs' rows of the methods and datasets an option lists
+    (``methods: [a, b]``, ``datasets:``): what every plot, built-in or a plugin's, draws."""
+    frame = ok_rows(frame)
+    for key, col in _FILTERS:
         if options.get(key):
             frame = frame[frame[col].isin(list(options[key]))]
     return frame
@@ -342,18 +344,19 @@ def write_plots(spec: Spec, frame, details: dict, folder: Path) -> list[str]:
     for i, p in enumerate(wanted):
         name = p.name or (f"{p.kind}_{p.model_extra.get('metric') or p.model_extra.get('y') or i}")
         try:
+            rows = _filtered(frame, p.model_extra)
+            if rows.empty:
+                raise ValueError("its methods/datasets filter selects no successful job")
             if p.kind in BUILTIN:
-                rows = _in_spec_order(_filtered(frame, p.model_extra), spec)
-                if rows.empty:
-                    raise ValueError("its methods/datasets filter selects no rows")
-                rows = _with_values(rows, p)
+                rows = _with_values(_in_spec_order(rows, spec), p)
                 if rows.empty:
                     raise ValueError("no successful job reports "
                                      + " and ".join(_plotted(p)))
                 fig = BUILTIN[p.kind](rows, p, _figure(rows["dataset"].nunique()))
             else:
                 fig = plt.figure(figsize=(5.2, 3.8))
-                plugin_kinds[p.kind](frame, details, fig, **p.model_extra)
+                options = {k: v for k, v in p.model_extra.items() if k not in dict(_FILTERS)}
+                plugin_kinds[p.kind](rows, details, fig, **options)
             fig.tight_layout()
             for ext in ("png", "svg"):
                 fig.savefig(folder / f"{name}.{ext}", dpi=120, bbox_inches="tight")

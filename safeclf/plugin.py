@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from safeclf.errors import DataError, SpecError, closest
 
 #: The special need for a calibration split; every other need names a ``rows`` entry of the
@@ -69,6 +71,9 @@ class MethodPlugin:
     auto_plots : tuple of str
         Kinds among ``plots`` drawn in every run that uses this method, even when the spec's
         ``plots`` does not list them (the plots a method asks for).
+    scaling : bool
+        Whether a ``preprocess`` step may rescale X (false when the rows a method needs are
+        in X's units, as robust_socp's uncertainty is).
     """
 
     name: str
@@ -77,6 +82,7 @@ class MethodPlugin:
     needs: tuple[str, ...] = ()
     plots: Mapping[str, PlotFn] = field(default_factory=dict)
     auto_plots: tuple[str, ...] = ()
+    scaling: bool = True
 
     # -- parameters -----------------------------------------------------------------------
     def defaults(self) -> dict[str, Any]:
@@ -117,24 +123,49 @@ class MethodPlugin:
         model without calibration needs no calibration split). Default: :attr:`needs`."""
         return tuple(self.needs)
 
+    # -- checks before fitting -------------------------------------------------------------
+    def check_task(self, params: Mapping[str, Any], task, preprocess: str | None = None) -> None:
+        """Every check a model with ``params`` allows before it is fitted on ``task`` (``X``
+        after the ``preprocess`` step): its needs are there, ``task`` has no more classes than
+        the estimator takes (its ``multi_class`` tag), and X is not rescaled when
+        :attr:`scaling` is false. Raises :class:`DataError` whose message is a predicate about
+        the method ("needs ...", "takes ..."); the runner calls it on the first split before
+        any job starts and puts the place in the spec in front. Extend it (calling ``super()``)
+        for checks of your own."""
+        for need in self.needs_for(params):
+            problem = self.missing(need, task)
+            if problem:
+                raise DataError(problem)
+        n_classes = np.unique(np.asarray(task.train.y)).size
+        if n_classes > 2 and not _tags(self.estimator(**params)).classifier_tags.multi_class:
+            raise DataError(f"takes two classes, but the dataset has {n_classes}")
+        if not self.scaling and preprocess not in (None, "none"):
+            raise DataError(f"takes X as the dataset gives it (its rows are in X's units), so "
+                            f"preprocess must be none, not '{preprocess}'")
+
+    @staticmethod
+    def missing(need: str, task) -> str | None:
+        """Why ``task`` cannot satisfy ``need`` (a predicate, "needs ..."), or ``None``."""
+        if need == CALIBRATION:
+            return None if task.cal is not None else (
+                "needs a calibration set; give the dataset's split a 'calibration' fraction "
+                "such as 0.3")
+        if need in task.train.rows:
+            return None
+        return (f"needs '{need}', which the dataset does not provide (it provides "
+                f"{sorted(task.train.rows) or 'nothing beyond X and y'})")
+
     # -- fitting and reporting -------------------------------------------------------------
     def fit_params(self, task, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The ``fit`` keywords for what a model with ``params`` needs, taken from ``task``."""
         out: dict[str, Any] = {}
         for need in (self.needs if params is None else self.needs_for(params)):
+            problem = self.missing(need, task)
+            if problem:
+                raise DataError(f"method '{self.name}' {problem}")
             if need == CALIBRATION:
-                if task.cal is None:
-                    raise DataError(
-                        f"method '{self.name}' needs a calibration set; give the dataset's "
-                        "split a 'calibration' fraction"
-                    )
                 out["X_cal"], out["y_cal"] = task.cal.X, task.cal.y
             else:
-                if need not in task.train.rows:
-                    raise DataError(
-                        f"method '{self.name}' needs '{need}' but dataset '{task.dataset}' "
-                        f"provides {sorted(task.train.rows) or 'nothing beyond X and y'}"
-                    )
                 out[need] = task.train.rows[need]
         return out
 
@@ -169,6 +200,12 @@ class MethodPlugin:
         if hook is None:
             raise ValueError(f"method '{self.name}' cannot measure a {promise.quantity.kind}")
         return hook(task, promise, part)
+
+
+def _tags(estimator):
+    from sklearn.utils import get_tags
+
+    return get_tags(estimator)
 
 
 def signature_defaults(fn) -> dict[str, Any]:

@@ -44,15 +44,15 @@ def print_outcome(console, outcome) -> None:
         console.print(table)
         from safeclf.promise_report import print_table
 
-        print_table(console, outcome.results)
-    failures = [r for r in outcome.results if r["status"] == "failed"]
+        print_table(console, [r.to_record() for r in outcome.results])
+    failures = [r for r in outcome.results if r.failed]
     if failures:
         from rich.markup import escape
 
         console.print(f"[bold red]{len(failures)} job(s) failed[/]:")
         for r in failures[:10]:
-            console.print(escape(f"  {r['dataset']} / {r['method']} {r['params']} seed {r['seed']}: "
-                                 f"{r['error']}"))
+            console.print(escape(f"  {r.dataset} / {r.method} {r.params} seed {r.seed}: "
+                                 f"{r.error}"))
         if len(failures) > 10:
             console.print(f"  ... and {len(failures) - 10} more (see run.log)")
     if outcome.expectations:

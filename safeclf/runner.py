@@ -17,6 +17,7 @@ from typing import Any
 
 from safeclf import runs
 from safeclf.errors import DataError, SafeclfError, SpecError
+from safeclf.result import JobResult
 from safeclf.spec import Job, Spec, check, expand, load_spec, parse
 
 
@@ -41,7 +42,7 @@ class Options:
 class Outcome:
     run_dir: Path | None
     jobs: list[Job]
-    results: list[dict]
+    results: list[JobResult]
     failed: int
     expectations: list[dict]
     exit_code: int
@@ -83,20 +84,24 @@ def resolve(spec_path: str | Path | None, opts: Options) -> tuple[Spec, Spec | N
 
 
 def preflight(spec: Spec) -> None:
-    """Load every dataset once and check each method's needs, so bad input stops the run
-    before any job starts (a :class:`SpecError` or :class:`DataError`, exit code 2)."""
+    """Every check that can be made before a job starts, so bad input stops the run (a
+    :class:`SpecError` or :class:`DataError`, exit code 2): each dataset is loaded once, split
+    as its first job splits it and preprocessed each way a method asks for, and every method's
+    plugin checks each of its parameter points against that task
+    (:meth:`~safeclf.plugin.MethodPlugin.check_task`: needs, classes, scaling, widths)."""
     from safeclf import registry
     from safeclf.jobs import load_dataset, preprocess, split_task
-    from safeclf.plugin import CALIBRATION
     from safeclf.spec import grid_points
 
     for i, d in enumerate(spec.datasets):
         entry = dict(d.model_dump(mode="json"), name=spec.dataset_label(i))
         methods = [j for j in range(len(spec.methods)) if spec.runs_on(j, i)]
+        tasks = {}
         try:  # what every job does first, once: load, split, each preprocessing asked for
             ds = load_dataset(entry)
             for how in dict.fromkeys(spec.methods[j].preprocess or d.preprocess for j in methods):
-                preprocess(split_task(ds, entry, spec.seeds[0], 0 if d.split.folds else None), how)
+                tasks[how] = preprocess(
+                    split_task(ds, entry, spec.seeds[0], 0 if d.split.folds else None), how)
         except DataError as exc:
             raise DataError(f"datasets[{i}] ({spec.dataset_label(i)}): {exc}") from None
         except Exception as exc:  # a loader tripping over its parameters: still the user's input
@@ -106,17 +111,13 @@ def preflight(spec: Spec) -> None:
         for j in methods:
             m = spec.methods[j]
             plugin = registry.get_method(m.method)
-            needs = dict.fromkeys(n for point in grid_points(m.params, f"methods[{j}].params")
-                                  for n in plugin.needs_for(point))
-            for need in needs:
-                if need == CALIBRATION and not d.split.calibration:
-                    raise SpecError(
-                        f"methods[{j}] ({spec.method_label(j)}) needs a calibration set: set "
-                        f"datasets[{i}].split.calibration to a fraction such as 0.3")
-                if need != CALIBRATION and need not in ds.rows:
-                    raise SpecError(
-                        f"methods[{j}] ({spec.method_label(j)}) needs '{need}', which dataset "
-                        f"datasets[{i}] ({spec.dataset_label(i)}) does not provide")
+            how = m.preprocess or d.preprocess
+            for point in grid_points(m.params, f"methods[{j}].params"):
+                try:
+                    plugin.check_task(point, tasks[how], how)
+                except DataError as exc:
+                    raise SpecError(f"methods[{j}] ({spec.method_label(j)}) on datasets[{i}] "
+                                    f"({spec.dataset_label(i)}) {exc}") from None
 
 
 def payloads(spec: Spec, jobs: list[Job], run_dir: Path | None = None) -> list[dict[str, Any]]:
@@ -193,11 +194,11 @@ def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=
         stream = joblib.Parallel(return_as="generator_unordered")(
             joblib.delayed(run_job)(p) for p in work)
         for result in stream:
-            runs.write_json(runs.result_path(run_dir, result["id"]), result)
-            line = (f"{time.strftime('%H:%M:%S')} {result['status']:6s} {result['id']} "
-                    f"{result['dataset']} {result['method']} {result['params']} seed={result['seed']}")
-            if result["error"]:
-                line += f" :: {result['error']}"
+            runs.write_json(runs.result_path(run_dir, result.id), result.to_record())
+            line = (f"{time.strftime('%H:%M:%S')} {result.status.value:6s} {result.id} "
+                    f"{result.dataset} {result.method} {result.params} seed={result.seed}")
+            if result.error:
+                line += f" :: {result.error}"
             log.write(line + "\n")
             log.flush()
             if progress is not None:
@@ -218,11 +219,11 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path):
             results.append(r)
     frame = runs.results_table(results)
     runs.write_tables(run_dir, frame, spec)
-    problems = plots.write_plots(spec, frame, {r["id"]: r.get("details") or {} for r in results},
+    problems = plots.write_plots(spec, frame, {r.id: r.details for r in results},
                                  run_dir / "plots")
     from safeclf import promise_report
 
-    problems += promise_report.write(run_dir, results)
+    problems += promise_report.write(run_dir, [r.to_record() for r in results])
     verdicts = expect.evaluate(spec, frame) if spec.expect else []
     if verdicts:
         expect.write(run_dir, verdicts)
@@ -260,8 +261,7 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
                         **runs.environment()}
         runs.write_json(run_dir / "manifest.json", manifest)
         done = {j.id for j in jobs
-                if (r := runs.read_result(runs.result_path(run_dir, j.id)))
-                and r["status"] in ("ok", "no_solution")}
+                if (r := runs.read_result(runs.result_path(run_dir, j.id))) and r.finished}
         pending = [j for j in jobs if j.id not in done]
         try:
             with _progress(console, len(jobs), len(done)) as tick:
@@ -270,7 +270,7 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
             exc.run_dir = run_dir  # the CLI's hint names the folder to resume
             raise
     results, table, plot_problems, verdicts = finish(spec, jobs, run_dir)
-    failed = sum(r["status"] == "failed" for r in results)
+    failed = sum(r.failed for r in results)
     manifest.update(end=time.strftime("%Y-%m-%dT%H:%M:%S%z"), ok=len(results) - failed,
                     failed=failed, skipped_on_resume=len(done), plot_problems=plot_problems)
     runs.write_json(run_dir / "manifest.json", manifest)
@@ -278,7 +278,7 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
         from safeclf import tracking
 
         manifest["mlflow"] = tracking.log_run(opts.mlflow, opts.mlflow_experiment or spec.name,
-                                              run_dir, spec, results)
+                                              run_dir, spec, [r.to_record() for r in results])
         runs.write_json(run_dir / "manifest.json", manifest)
     unmet = sum(v["verdict"] != "pass" for v in verdicts)
     code = 1 if failed or (opts.check and unmet) else 0
@@ -318,7 +318,7 @@ def _progress(console, total: int, already: int):
                             left=total - already)
 
         def tick(result):
-            counts["failed" if result["status"] == "failed" else "done"] += 1
+            counts["failed" if result.failed else "done"] += 1
             finished = counts["done"] + counts["failed"]
             bar.update(task, completed=finished, done=counts["done"], failed=counts["failed"],
                        left=total - finished)

@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from safeclf.errors import SafeclfError, SpecError
+from safeclf.result import RESERVED_COLUMNS, JobResult, JobStatus, ok_rows
 from safeclf.tables import to_markdown
-
-RESULT_KEYS = ("id", "dataset", "method", "params", "seed", "fold", "status", "metrics")
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -152,37 +151,35 @@ def result_path(run_dir: Path, job_id: str) -> Path:
     return run_dir / "results" / f"{job_id}.json"
 
 
-def read_result(path: Path) -> dict | None:
-    """The result record at ``path`` if it is complete and valid, else ``None``."""
+def read_result(path: Path) -> JobResult | None:
+    """The job result stored at ``path`` if it is complete and valid, else ``None``."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or any(k not in data for k in RESULT_KEYS):
-        return None
-    return data
+    return JobResult.from_record(data)
 
 
 # --------------------------------------------------------------------------------------------
 # tables
 
 
-def results_table(results: list[dict]):
-    """One row per job: identity columns, ``param.<name>`` columns, metrics, timings."""
+def results_table(results: list[JobResult]):
+    """One row per job: identity columns, ``param.<name>`` columns, metrics, timings (the
+    columns :data:`~safeclf.result.RESERVED_COLUMNS` keeps apart from metrics)."""
     import pandas as pd
 
     rows = []
     for r in results:
-        row = {"job": r["id"], "dataset": r["dataset"], "method": r["method"],
-               "params": json.dumps(r["params"], sort_keys=True, default=str),
-               "seed": r["seed"], "fold": r["fold"], "status": r["status"],
-               "error": r.get("error")}
-        for k, v in r["params"].items():
+        row = {"job": r.id, "dataset": r.dataset, "method": r.method,
+               "params": json.dumps(r.params, sort_keys=True, default=str),
+               "seed": r.seed, "fold": r.fold, "status": r.status.value, "error": r.error}
+        for k, v in r.params.items():
             row[f"param.{k}"] = v if isinstance(v, (int, float, str, bool)) or v is None \
                 else json.dumps(v, sort_keys=True, default=str)
-        row.update({k: (float("nan") if v is None else v) for k, v in (r.get("metrics") or {}).items()})
-        row["fit_seconds"] = r.get("fit_seconds")
-        row["predict_seconds"] = r.get("predict_seconds")
+        row.update({k: (float("nan") if v is None else v) for k, v in r.metrics.items()})
+        row["fit_seconds"] = r.fit_seconds
+        row["predict_seconds"] = r.predict_seconds
         rows.append(row)
     frame = pd.DataFrame(rows)
     if frame.empty:
@@ -194,9 +191,7 @@ def results_table(results: list[dict]):
 
 def metric_columns(frame) -> list[str]:
     """The metric columns of a results table, in table order."""
-    fixed = {"job", "dataset", "method", "params", "seed", "fold", "status", "error",
-             "fit_seconds", "predict_seconds"}
-    return [c for c in frame.columns if c not in fixed and not c.startswith("param.")]
+    return [c for c in frame.columns if c not in RESERVED_COLUMNS and not c.startswith("param.")]
 
 
 def summary_table(frame, metrics: list[str] | None = None):
@@ -210,7 +205,7 @@ def summary_table(frame, metrics: list[str] | None = None):
     varying = varying_by_method(frame)
     out = []
     for key, group in frame.groupby(keys, sort=False, dropna=False):
-        ok = group[group.status == "ok"]
+        ok = group[group.status == JobStatus.OK.value]
         row = dict(zip(keys, key))
         row["params"] = _short_params(row["params"], varying[row["method"]])
         row["jobs"] = f"{len(ok)}/{len(group)}"
@@ -340,7 +335,7 @@ def family_tables(frame, spec=None) -> dict[str, tuple[list[str], Any]]:
     families = frame["method"].map(lambda m: plugin_of.get(m, m))
     for family in dict.fromkeys(families):
         rows = frame[families == family]
-        ok = rows[rows["status"] == "ok"]
+        ok = ok_rows(rows)
         columns = [c for c in dict.fromkeys(named)
                    if c in available and ok[c].notna().any()] if not ok.empty else []
         out[family] = (columns, rows)

@@ -145,7 +145,8 @@ def test_needs_may_depend_on_parameters(write_spec, tmp_path):
         methods: [{method: mcsvm, params: {calibration: CAL}}]
         """
     preflight(load_spec(write_spec(base.replace("CAL", "none"), "a.yaml")))
-    with pytest.raises(Err, match=r"methods\[0\] \(mcsvm\) needs a calibration set"):
+    with pytest.raises(Err, match=r"methods\[0\] \(mcsvm\) on datasets\[0\] \(breast_cancer\) "
+                                  r"needs a calibration set"):
         preflight(load_spec(write_spec(base.replace("CAL", "conformal"), "b.yaml")))
 
 

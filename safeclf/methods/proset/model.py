@@ -389,7 +389,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         metrics = {"n_active_features": float(self.active_features_.size),
                    "n_prototypes": float(self.n_prototypes_),
                    "n_batches": float(len(self.batches_)),
-                   "fit_seconds": float(sum(r["seconds"] for r in self.fit_log_)),
+                   "batch_fit_seconds": float(sum(r["seconds"] for r in self.fit_log_)),
                    "kernel_buffer_mb": float(max([r["kernel_buffer_bytes"] for r in self.fit_log_],
                                                  default=0) / 2**20)}
         details = {"batches": self.fit_log_,

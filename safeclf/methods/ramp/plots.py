@@ -20,10 +20,6 @@ from __future__ import annotations
 import numpy as np
 
 
-def _ok(table):
-    return table[table["status"] == "ok"] if "status" in table else table
-
-
 def _num(frame, col):
     import pandas as pd
 
@@ -41,9 +37,8 @@ def _mean_by(frame, key, cols):
     return data.groupby("_k")[[f"_{c}" for c in cols]].mean().sort_index()
 
 
-def fairness_tradeoff(table, details, fig, part="test", x=None, y=None):
+def fairness_tradeoff(t, details, fig, part="test", x=None, y=None):
     ax = fig.add_subplot(1, 1, 1)
-    t = _ok(table)
     xr, yr = x or f"{part}_fairness_ratio", y or f"{part}_error"
     ramp = t[_is_ramp(t, part)]
     styles = {"deterministic": ("o", "tab:blue"), "randomized": ("s", "tab:red")}
@@ -68,9 +63,8 @@ def fairness_tradeoff(table, details, fig, part="test", x=None, y=None):
     ax.legend(fontsize=7)
 
 
-def fairness_target(table, details, fig, part="test"):
+def fairness_target(t, details, fig, part="test"):
     ax = fig.add_subplot(1, 1, 1)
-    t = _ok(table)
     ramp = t[_is_ramp(t, part)]
     target = _num(ramp, "constraint_fairness_ratio_target")
     if target.isna().all():
@@ -92,8 +86,7 @@ def fairness_target(table, details, fig, part="test"):
     ax.legend(fontsize=7)
 
 
-def churn_tradeoff(table, details, fig, churn="churn", error="error_d12"):
-    t = _ok(table)
+def churn_tradeoff(t, details, fig, churn="churn", error="error_d12"):
     ramp = t[_is_ramp(t, "test")]
     others = t[~_is_ramp(t, "test")]
     target = _num(ramp, f"constraint_{churn}_target")

@@ -1,25 +1,21 @@
-"""A plugin whose ``fit`` passes the dataset ``rows`` entries the estimator asks for
-(``estimator.rows_needed()``): which rows a constraint set needs depends on its parameters,
-so it cannot be a fixed ``needs`` tuple."""
+"""A plugin whose needs are the dataset ``rows`` entries its estimator's parameters name
+(``estimator.rows_needed()``): which rows a constraint set needs depends on its parameters, so
+it cannot be a fixed ``needs`` tuple. The runner's preflight and ``fit`` both ask
+:meth:`~safeclf.plugin.MethodPlugin.needs_for`, so what is missing is found before any job."""
 
 from __future__ import annotations
 
-from safeclf.errors import DataError
 from safeclf.plugin import MethodPlugin
 
 
 class RowsPlugin(MethodPlugin):
+    def needs_for(self, params):
+        return tuple(sorted(self.estimator(**params).rows_needed()))
+
     def fit(self, estimator, task):
-        need = sorted(estimator.rows_needed())
-        missing = [k for k in need if k not in task.train.rows]
-        if missing:
-            raise DataError(
-                f"method '{self.name}': the constraints need rows '{missing[0]}' but dataset "
-                f"'{task.dataset}' provides {sorted(task.train.rows) or 'nothing beyond X and y'}"
-            )
-        return estimator.fit(task.train.X, task.train.y,
-                             **privileged_keyword(estimator, task),
-                             **{k: task.train.rows[k] for k in need})
+        params = estimator.get_params(deep=False)
+        return estimator.fit(task.train.X, task.train.y, **privileged_keyword(estimator, task),
+                             **self.fit_params(task, params))
 
 
 def privileged_keyword(estimator, task) -> dict:

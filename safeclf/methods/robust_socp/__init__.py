@@ -19,6 +19,7 @@ plugin = MethodPlugin(
     summary="chance-constrained SOCP classifiers for uncertain data (Bernstein MM-SBMV…, "
             "Chebyshev MM-MC, SVM)",
     needs=("uncertainty",),
+    scaling=False,  # the uncertainty rows are in X's units: a scaler would leave them behind
 )
 
 __all__ = ["FORMULATIONS", "RobustSOCPClassifier", "Uncertainty", "nu", "plugin"]

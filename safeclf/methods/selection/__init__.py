@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from safeclf.errors import SpecError
+from safeclf.errors import DataError, SpecError
 from safeclf.methods.selection.estimator import PROCEDURES, BudgetedSelection
 from safeclf.methods.selection.plots import budget_share
 from safeclf.plugin import MethodPlugin, Report
@@ -26,6 +26,14 @@ class SelectionPlugin(MethodPlugin):
             raise
         except (TypeError, ValueError) as exc:  # pragma: no cover - defensive
             raise SpecError(f"{where}: {exc}") from None
+
+    def check_task(self, params, task, preprocess=None):
+        super().check_task(params, task, preprocess)
+        width = task.train.X.shape[1]
+        for m in self.estimator(**params).check_spec():
+            if m.features is not None and m.features > width:
+                raise DataError(f"asks for classes[{m.index}].features={m.features}, more than "
+                                f"the {width} features of the dataset")
 
     def fit(self, estimator, task):
         return estimator.fit(task.train.X, task.train.y, X_hindsight=task.test.X,
