@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from safeclf.errors import SolverError
+from safeclf.solver_status import SolverStatus, settle
 
 
-def solve_conic(P, q, A, b, cones, what: str, accept=("Solved",), **settings):
-    """Clarabel's solution of min ½xᵀPx + qᵀx s.t. Ax + s = b, s ∈ ``cones``, and its status
-    as text. Quiet, with the qdldl factorisation (Clarabel's "auto" picks faer for some small
-    problems, 20× slower on ours and on two threads); ``settings`` override Clarabel's. A
-    status outside ``accept`` raises :class:`SolverError` naming ``what`` and the status."""
+def solve_conic(P, q, A, b, cones, what: str, infeasible: str | None = None,
+                **settings) -> tuple[object, SolverStatus]:
+    """Clarabel's solution of min ½xᵀPx + qᵀx s.t. Ax + s = b, s ∈ ``cones``, and its
+    :class:`~safeclf.solver_status.SolverStatus`, settled by
+    :func:`~safeclf.solver_status.settle` (inaccurate warns; infeasible raises
+    :class:`InfeasibleError` saying ``infeasible``; anything else raises
+    :class:`SolverError` naming ``what``). Quiet, with the qdldl factorisation (the README's
+    robust_socp section says why); ``settings`` override Clarabel's."""
     import clarabel
 
     opts = clarabel.DefaultSettings()
@@ -18,7 +21,4 @@ def solve_conic(P, q, A, b, cones, what: str, accept=("Solved",), **settings):
     for key, val in settings.items():
         setattr(opts, key, val)
     sol = clarabel.DefaultSolver(P, q, A, b, cones, opts).solve()
-    status = str(sol.status)
-    if status not in accept:
-        raise SolverError(f"{what}: Clarabel ended with status '{status}', not optimal")
-    return sol, status
+    return sol, settle(sol.status, what, infeasible=infeasible)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from safeclf import solver_status
 from safeclf.data import Dataset, Task
 from safeclf.errors import DataError, SafeclfError
 from safeclf.result import JobResult, JobStatus, check_metric_names
@@ -174,6 +175,7 @@ def run_job(payload: dict[str, Any]) -> JobResult:
                 est = plugin.fit(est, task) or est
                 declared = None
                 result.fit_seconds = time.perf_counter() - t0
+            result.solver_status, result.n_iter = solver_status.of_estimator(est)
             if payload.get("model_path"):
                 _save_model(Path(payload["model_path"]), est, task, dentry, job)
             t0 = time.perf_counter()

@@ -180,6 +180,8 @@ def results_table(results: list[JobResult]):
         row.update({k: (float("nan") if v is None else v) for k, v in r.metrics.items()})
         row["fit_seconds"] = r.fit_seconds
         row["predict_seconds"] = r.predict_seconds
+        row["solver_status"] = r.solver_status
+        row["n_iter"] = r.n_iter
         rows.append(row)
     frame = pd.DataFrame(rows)
     if frame.empty:

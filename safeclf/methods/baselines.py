@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from safeclf.plugin import MethodPlugin
+from safeclf.solver_status import of_estimator
 
 
 class SVMClassifier(ClassifierMixin, BaseEstimator):
@@ -56,6 +57,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = self.model_.classes_
         self.n_features_in_ = self.model_.n_features_in_
         self.n_iter_ = self.model_.n_iter_
+        self.solver_status_ = of_estimator(self.model_)[0]
         return self
 
     def __sklearn_tags__(self):

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from safeclf.errors import SolverError
 from safeclf.methods.mcsvm.kernels import fetch_row
+from safeclf.solver_status import SolverStatus, iteration_status, settle
 
 
 @dataclass
@@ -47,6 +47,7 @@ class DualSolution:
     gap: float  # final KKT gap max_k (m_k − M_k)
     n_outer: int
     n_pairs: int
+    status: SolverStatus = SolverStatus.OPTIMAL
 
 
 @njit(cache=True)
@@ -331,7 +332,8 @@ def solve_dual(cache, y, C, eta, tol=1e-3, max_iter=100_000, working_set=128) ->
     """Solve (22) for labels ``y`` in {−1, +1} (n,), box bounds ``C`` (m, n), η > 0.
 
     ``cache`` is a :class:`~safeclf.methods.mcsvm.kernels.KernelCache` over the training points.
-    ``max_iter`` bounds the outer iterations; reaching it raises :class:`SolverError`.
+    ``max_iter`` bounds the outer iterations; reaching it warns (``ConvergenceWarning``) and
+    keeps the last iterate, as scikit-learn's solvers do.
     """
     y = np.ascontiguousarray(y, dtype=np.float64)
     C = np.ascontiguousarray(C, dtype=np.float64)
@@ -343,11 +345,9 @@ def solve_dual(cache, y, C, eta, tol=1e-3, max_iter=100_000, working_set=128) ->
     status, outer, n_pairs, gap = _solve(y, C, float(eta), float(tol), int(max_iter), q, alpha, F,
                                          mk, Mk, cache.diag, *cache.arrays())
     if status == 1:
-        raise SolverError(f"MC-SVM dual solver made no progress at KKT gap {gap:.3g}")
-    if status == 2:
-        raise SolverError(
-            f"MC-SVM dual solver reached max_iter={max_iter} with KKT gap {gap:.3g} > tol={tol}"
-        )
+        settle(SolverStatus.ERROR, "MC-SVM dual", detail=f"no progress at KKT gap {gap:.3g}")
+    settled = settle(iteration_status(status == 0), "MC-SVM dual", detail=(
+        f"reached max_iter={max_iter} with KKT gap {gap:.3g} > tol={tol}"))
     b = np.empty(m)
     for k in range(m):
         free = (alpha[k] > 0) & (alpha[k] < C[k])
@@ -357,4 +357,5 @@ def solve_dual(cache, y, C, eta, tol=1e-3, max_iter=100_000, working_set=128) ->
             lo, hi = mk[k], Mk[k]
             b[k] = (lo + hi) / 2 if np.isfinite(lo) and np.isfinite(hi) else (
                 lo if np.isfinite(lo) else hi)
-    return DualSolution(alpha=alpha, b=b, F=F, gap=gap, n_outer=outer, n_pairs=n_pairs)
+    return DualSolution(alpha=alpha, b=b, F=F, gap=gap, n_outer=outer, n_pairs=n_pairs,
+                        status=settled)

@@ -199,9 +199,10 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
         self._kernel = Kernel(self.kernel, self.gamma_, self.degree, self.coef0)
         self.solver_ = self._pick_solver(X.shape[1])
         if self.solver_ == "primal":
-            w, b, its = solve_primal(self._phi(X), ypm, C, self.eta, return_iterations=True)
+            w, b, its, status = solve_primal(self._phi(X), ypm, C, self.eta, return_status=True)
             self.w_, self.intercepts_ = w, b
             self.n_iter_ = max(its, 1)
+            self.solver_status_ = str(status)
             self.support_ = np.arange(0)
         else:
             cache = KernelCache(self._kernel, X, self.cache_size * 2**20)
@@ -215,6 +216,7 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
             self.dual_coef_ = -self.eta * abar[self.support_] * ypm[self.support_]
             self.intercepts_ = sol.b
             self.n_iter_ = sol.n_outer
+            self.solver_status_ = str(sol.status)
             self.kkt_gap_ = sol.gap
             self.cache_bytes_ = cache.nbytes
             self.kernel_rows_computed_ = cache.computed_rows

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from safeclf.conic import solve_conic
-from safeclf.errors import SolverError
+from safeclf.solver_status import settle
 
 
 def poly_feature_map(X, degree: int, gamma: float, coef0: float) -> np.ndarray:
@@ -45,9 +45,9 @@ def poly_feature_count(d: int, degree: int, coef0: float) -> int:
     return math.comb(d + degree, degree) if coef0 > 0 else math.comb(d + degree - 1, degree)
 
 
-def solve_primal(Phi, y, C, eta, return_iterations=False):
+def solve_primal(Phi, y, C, eta, return_status=False):
     """(MC-SVM) as a QP for Clarabel: z = [w (p), b (m), ξ (m·n, block k first)],
-    rows y_i φ_iᵀw − y_i b_k − ξ_ik ≤ −1 and −ξ_ik ≤ 0. Returns (w, b) [, iterations]."""
+    rows y_i φ_iᵀw − y_i b_k − ξ_ik ≤ −1 and −ξ_ik ≤ 0. Returns (w, b) [, iterations, status]."""
     import clarabel
 
     Phi = np.asarray(Phi, float)
@@ -65,12 +65,11 @@ def solve_primal(Phi, y, C, eta, return_iterations=False):
         sp.hstack([sp.csr_matrix((m * n, p + m)), -sp.eye(m * n)]),
     ]).tocsc()
     rhs = np.r_[-np.ones(m * n), np.zeros(m * n)]
-    sol, _ = solve_conic(P, q, A, rhs, [clarabel.NonnegativeConeT(2 * m * n)], "MC-SVM primal",
-                         ("Solved", "AlmostSolved"))
+    sol, status = solve_conic(P, q, A, rhs, [clarabel.NonnegativeConeT(2 * m * n)], "MC-SVM primal")
     x = np.asarray(sol.x)
     assert x.size == nx
-    if return_iterations:
-        return x[:p], x[p:p + m], int(sol.iterations)
+    if return_status:
+        return x[:p], x[p:p + m], int(sol.iterations), status
     return x[:p], x[p:p + m]
 
 
@@ -85,6 +84,5 @@ def solve_primal_cvxpy(Phi, y, C, eta) -> tuple[np.ndarray, np.ndarray]:
     loss = sum(C[k] @ cp.pos(1 + cp.multiply(y, s - b[k])) for k in range(m))
     prob = cp.Problem(cp.Minimize(cp.sum_squares(w) / (2 * eta) + loss))
     prob.solve(solver="CLARABEL")
-    if prob.status != "optimal":
-        raise SolverError(f"MC-SVM primal (cvxpy): status {prob.status}")
+    settle(prob.status, "MC-SVM primal (cvxpy)")
     return np.asarray(w.value), np.asarray(b.value)

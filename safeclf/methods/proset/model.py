@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -12,17 +11,17 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from safeclf.errors import DataError, SolverError
+from safeclf.errors import DataError
 from safeclf.methods.proset.objective import BatchObjective, kernel_sum
 from safeclf.methods.proset.sampling import check_min_cases, draw_candidates
 from safeclf.plugin import Report
+from safeclf.solver_status import SolverStatus, iteration_status, settle, worst
 
 _EPS = np.finfo(float).eps
 
@@ -168,6 +167,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         self.marginals_ = np.bincount(codes, minlength=self.classes_.size) / codes.size
         self.batches_, self.fit_log_ = [], []
         self.n_iter_ = np.ones(n_batches, dtype=int)
+        self.solver_status_ = None  # the reference package does not say how its solves ended
 
     def _fit_batches(self, X, codes, counts, n_batches, lambda_v, lambda_w):
         N, D = X.shape
@@ -179,6 +179,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         self.batches_ = []
         self.fit_log_ = []
         self.n_iter_ = np.zeros(n_batches, dtype=int)
+        statuses = []
         for c in range(n_batches):
             t0 = time.perf_counter()
             cand = draw_candidates(q, codes, Kc, self.n_candidates, self.max_fraction, rng)
@@ -191,12 +192,12 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
             theta0 = np.r_[np.full(D, 10.0 / D), np.ones(cand.size)]   # start values
             res = _lbfgsb(obj, theta0, D, self.weight_scale, self.solver_memory,
                           self.solver_factr, self.max_iter)
+            what = f"proset batch {c + 1}"
             if not np.all(np.isfinite(res.x)) or not np.isfinite(res.fun):
-                raise SolverError(f"proset batch {c + 1}: L-BFGS-B ended with a non-finite "
-                                  f"objective (status '{res.message}')")
-            if res.status == 1:
-                warnings.warn(f"proset batch {c + 1}: L-BFGS-B stopped at max_iter "
-                              f"({self.max_iter})", ConvergenceWarning, stacklevel=3)
+                settle(SolverStatus.ERROR, what, detail=(
+                    f"L-BFGS-B ended with a non-finite objective (status '{res.message}')"))
+            statuses.append(settle(iteration_status(res.status != 1), what,
+                                   detail=f"L-BFGS-B stopped at max_iter ({self.max_iter})"))
             v, w = res.x[:D], res.x[D:]
             self.n_iter_[c] = res.nit
             batch = self._make_batch(X, codes, cand, v, w)
@@ -213,6 +214,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
                 "prototypes": int(batch["weights"].size),
                 "active_features": int(batch["features"].size),
             })
+        self.solver_status_ = str(worst(statuses))
         return self
 
     def _make_batch(self, X, codes, cand, v, w):

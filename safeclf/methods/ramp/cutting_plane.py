@@ -68,9 +68,10 @@ def _max_model(cuts, v_max):
     res = linprog(np.r_[np.zeros(m), -1.0], A_ub=A, b_ub=rhs,
                   bounds=[(0.0, v_max)] * m + [(None, None)], method="highs")
     if res.status != 0:
-        from safeclf.errors import SolverError
+        from safeclf.solver_status import SolverStatus, settle
 
-        raise SolverError(f"ramp: cutting-plane model LP ended with status '{res.message}'")
+        settle(SolverStatus.ERROR, "ramp: the cutting-plane model LP",
+               detail=f"linprog ended with '{res.message}'")
     return float(-res.fun), res.x[:m]
 
 

@@ -21,6 +21,7 @@ from safeclf.methods.ramp.rates import (
     parse_objective,
 )
 from safeclf.routing import ROUTED_ROWS, ROUTING_HINT, requested
+from safeclf.solver_status import iteration_status, settle
 
 
 class RampClassifier(LinearBinaryClassifier):
@@ -200,7 +201,10 @@ class RampClassifier(LinearBinaryClassifier):
         self.coef_, self.intercept_ = out.w, float(out.b)
         self.lam_ = prob.lam
         self.multipliers_ = np.asarray(out.v, dtype=float)
-        self.n_mm_iter_ = out.mm_iterations
+        self.n_mm_iter_ = self.n_iter_ = out.mm_iterations
+        self.solver_status_ = str(settle(
+            iteration_status(out.converged), "ramp: majorization-minimization",
+            detail=f"reached max_mm_iter={self.max_mm_iter} before the merit settled"))
         self.n_cp_iter_ = list(out.cp_iterations)
         self.duality_gap_ = float(out.duality_gaps[-1]) if out.duality_gaps else 0.0
         self.history_ = out.history

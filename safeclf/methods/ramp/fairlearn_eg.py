@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from safeclf.errors import SpecError
 from safeclf.plugin import MethodPlugin
 from safeclf.routing import ROUTING_HINT, requested
+from safeclf.solver_status import iteration_status, settle
 
 
 def _fairlearn():
@@ -77,6 +78,10 @@ class FairlearnEG(ClassifierMixin, BaseEstimator):
                                 else {"difference_bound": self.eps})),
                          max_iter=self.max_iter)
         self.model_.fit(X, y, sensitive_features=np.asarray(groups))
+        self.n_iter_ = int(self.model_.last_iter_) + 1  # EG's iterations are counted from 0
+        # EG stops early once its gap is within its tolerance, else after max_iter
+        self.solver_status_ = str(settle(iteration_status(self.n_iter_ < self.max_iter),
+                                         "fairlearn_eg", detail=f"reached max_iter={self.max_iter}"))
         self.classes_ = np.unique(y)
         self.n_features_in_ = X.shape[1]
         return self

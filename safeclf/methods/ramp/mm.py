@@ -98,6 +98,7 @@ class MMResult:
     merits: list[float] = field(default_factory=list)
     svm_gaps: list[float] = field(default_factory=list)
     history: list[dict] = field(default_factory=list)
+    converged: bool = False  # False: stopped at max_mm_iter
 
 
 def inner_gap_target(outer_gap, cp_tol, share=0.25, cap=10.0):
@@ -157,13 +158,15 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
             callback(t, res, cp)
         out.mm_iterations = t
         if not accepted:
-            break  # an inexact inner solve did not improve: keep the previous iterate
+            out.converged = True  # an inexact inner solve did not improve: keep the iterate
+            break
         improvement = merit - new_merit
         w, b, merit = res.w, res.b, new_merit
         out.w, out.b, out.v = w, b, chosen.v
         out.merits.append(merit)
         v_start = chosen.v
         if improvement <= mm_tol * abs(merit):
+            out.converged = True
             break
     return out
 

@@ -35,6 +35,7 @@ import scipy.sparse as sp
 
 from safeclf.conic import solve_conic
 from safeclf.methods.ramp.dcd import DualState, dcd_solve
+from safeclf.solver_status import SolverStatus
 
 
 @dataclass
@@ -179,7 +180,7 @@ def _working_set_polish(X, c_pos, c_neg, s, state, u, z):
     b = np.r_[-np.ones(m), np.zeros(m)]
     try:
         sol, _ = solve_conic(P, q, A, b, [clarabel.NonnegativeConeT(2 * m)],
-                             "ramp: the working-set SVM", ("Solved", "AlmostSolved"))
+                             "ramp: the working-set SVM")
     except Exception:  # noqa: BLE001 - a failed polish leaves the duals as they were
         return False
     new = np.clip(np.asarray(sol.z)[:m], 0.0, cap[W])
@@ -215,12 +216,12 @@ def _clarabel_svm(X, a_pos, a_neg, lam, intercept_scaling):
                   format="csc")
     rhs = np.r_[np.full(r, -0.5), np.zeros(r)]
     sol, status = solve_conic(P, q, A, rhs, [clarabel.NonnegativeConeT(2 * r)],
-                              "ramp: the inner SVM", ("Solved", "AlmostSolved"))
+                              "ramp: the inner SVM")
     x = np.asarray(sol.x)
     w, b = x[:d], (float(x[d]) if nb else 0.0)
     z = np.asarray(X @ w).ravel() + b
     upper = inner_objective(z, a_pos, a_neg, w, b, lam, s)
-    lower = float(sol.obj_val_dual) if status == "Solved" else 0.0
+    lower = float(sol.obj_val_dual) if status is SolverStatus.OPTIMAL else 0.0
     return SVMResult(w, b, upper, min(max(lower, 0.0), upper), r, int(sol.iterations))
 
 

@@ -20,6 +20,7 @@ from safeclf.methods.ramp.rates import (
 )
 from safeclf.methods.ramp.rows import RowsPlugin
 from safeclf.plugin import Report
+from safeclf.solver_status import iteration_status
 
 
 class ThresholdedSVM(LinearBinaryClassifier):
@@ -88,6 +89,8 @@ class ThresholdedSVM(LinearBinaryClassifier):
             raise DataError(f"thresholded_svm: {exc}") from None
         self.svm_ = LinearSVC(C=self.C, random_state=self.random_state).fit(X[train], y[train])
         self.coef_ = self.svm_.coef_.ravel()
+        self.n_iter_ = int(self.svm_.n_iter_)  # LinearSVC warns itself when it stops short
+        self.solver_status_ = str(iteration_status(self.n_iter_ < self.svm_.max_iter))
         b = float(self.svm_.intercept_[0])
         rec, _, _ = self._parsed()
         if rec:

@@ -20,11 +20,12 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from safeclf.conic import solve_conic
-from safeclf.errors import DataError, SolverError
+from safeclf.errors import DataError
 from safeclf.groups import resolve
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
 from safeclf.plugin import MethodPlugin
 from safeclf.routing import ROUTING_HINT, requested
+from safeclf.solver_status import settle
 
 
 def group_mean_difference(X, groups, privileged):
@@ -50,9 +51,9 @@ def solve_cvxpy(X, y_pm, xbar, c, lam):
     problem = cp.Problem(cp.Minimize(cp.sum(hinge) / n + lam / 2 * cp.sum_squares(w)),
                          [xbar @ w <= c, -xbar @ w <= c])
     problem.solve(solver=cp.CLARABEL)
-    if problem.status != cp.OPTIMAL:
-        raise SolverError(f"zafar: cvxpy ended with status '{problem.status}'")
-    return np.asarray(w.value), float(b.value), float(problem.value)
+    status = settle(problem.status, "zafar (cvxpy)")
+    return (np.asarray(w.value), float(b.value), float(problem.value), status,
+            int(problem.solver_stats.num_iters or 0))
 
 
 def solve_clarabel(X, y_pm, xbar, c, lam):
@@ -71,9 +72,9 @@ def solve_clarabel(X, y_pm, xbar, c, lam):
         sp.hstack([sp.csr_matrix(np.vstack([xbar, -xbar])), sp.csr_matrix((2, n + 1))]),
     ], format="csc")
     rhs = np.r_[-np.ones(n), np.zeros(n), c, c]
-    sol, _ = solve_conic(P, q, A, rhs, [clarabel.NonnegativeConeT(2 * n + 2)], "zafar")
+    sol, status = solve_conic(P, q, A, rhs, [clarabel.NonnegativeConeT(2 * n + 2)], "zafar")
     x = np.asarray(sol.x)
-    return x[:d], float(x[d]), float(sol.obj_val)
+    return x[:d], float(x[d]), float(sol.obj_val), status, int(sol.iterations)
 
 
 class ZafarSVM(LinearBinaryClassifier):
@@ -128,7 +129,9 @@ class ZafarSVM(LinearBinaryClassifier):
         solve = solve_clarabel if self.solver == "clarabel" else solve_cvxpy
         if not xbar_used:  # no constraint: the bound row is 0 ≤ 0, harmless
             c = 0.0
-        self.coef_, self.intercept_, self.objective_ = solve(X, y_pm, xbar, c, lam)
+        self.coef_, self.intercept_, self.objective_, status, self.n_iter_ = solve(
+            X, y_pm, xbar, c, lam)
+        self.solver_status_ = str(status)
         self.covariance_ = float(xbar @ self.coef_)
         return self
 

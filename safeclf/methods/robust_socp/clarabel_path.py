@@ -32,7 +32,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from safeclf.conic import solve_conic
-from safeclf.errors import InfeasibleError
 from safeclf.methods.robust_socp.cvxpy_model import Solution
 from safeclf.methods.robust_socp.evaluation import set_support
 from safeclf.methods.robust_socp.formulations import ProblemData
@@ -225,16 +224,18 @@ def solve_clarabel(data: ProblemData, C: float, settings: dict | None = None) ->
         return _solve(data, C, settings)
     work = np.zeros(m, bool)
     work[np.random.default_rng(0).choice(m, FIRST, replace=False)] = True
-    first = True
+    first, n_iter = True, 0
     while True:
         idx = np.flatnonzero(work)
         sol = _solve(_rows_of(data, idx), C, settings)
+        n_iter += sol.n_iter
         g = constraint_values(data, sol.w, sol.b)
         if not np.any(~work & (g > VIOLATION)):
             xi = np.maximum(g, 0.0)
             xi[idx] = sol.xi
             w = sol.w
-            return Solution(w, sol.b, xi, float(0.5 * w @ w + C * xi.sum()), sol.status)
+            return Solution(w, sol.b, xi, float(0.5 * w @ w + C * xi.sum()), sol.status,
+                            n_iter)
         near = g > -BAND
         work = near if first else work | near
         first = False
@@ -244,11 +245,10 @@ def _solve(data: ProblemData, C: float, settings: dict | None = None) -> Solutio
     m, n = data.shape
     ib, ixi = n, n + 1
     name = data.formulation.name
-    sol, status = solve_conic(*conic_problem(data, C), name, ("Solved", "PrimalInfeasible"),
-                              **(settings or {}))
-    if status == "PrimalInfeasible":
-        raise InfeasibleError(f"{name}: the chance constraints {data.formulation.equation} "
-                              "have no feasible point")
+    sol, status = solve_conic(*conic_problem(data, C), name, infeasible=(
+        f"the chance constraints {data.formulation.equation} have no feasible point"),
+        **(settings or {}))
     x = np.asarray(sol.x)
     w, bias, xi = x[:n], float(x[ib]), np.maximum(x[ixi:ixi + m], 0.0)
-    return Solution(w, bias, xi, float(0.5 * w @ w + C * xi.sum()), status)
+    return Solution(w, bias, xi, float(0.5 * w @ w + C * xi.sum()), status,
+                    int(sol.iterations))

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from safeclf.errors import InfeasibleError, SolverError
+from safeclf.errors import SolverError
 from safeclf.methods.robust_socp.formulations import ProblemData
+from safeclf.solver_status import SolverStatus, settle
 
 
 @dataclass
@@ -20,7 +21,8 @@ class Solution:
     b: float
     xi: np.ndarray
     objective: float
-    status: str
+    status: SolverStatus
+    n_iter: int = 0
 
 
 def solve_cvxpy(data: ProblemData, C: float) -> Solution:
@@ -60,13 +62,8 @@ def solve_cvxpy(data: ProblemData, C: float) -> Solution:
         prob.solve(solver=cp.CLARABEL, direct_solve_method="qdldl")  # as the fast path
     except cp.error.SolverError as exc:
         raise SolverError(f"{data.formulation.name}: cvxpy/Clarabel failed ({exc})") from None
-    if prob.status in ("infeasible", "infeasible_inaccurate"):
-        raise InfeasibleError(
-            f"{data.formulation.name}: the chance constraints {data.formulation.equation} "
-            "have no feasible point"
-        )
-    if prob.status != "optimal":
-        raise SolverError(f"{data.formulation.name}: cvxpy/Clarabel ended with status "
-                          f"'{prob.status}', not optimal")
+    status = settle(prob.status, f"{data.formulation.name} (cvxpy)", infeasible=(
+        f"the chance constraints {data.formulation.equation} have no feasible point"))
     return Solution(np.asarray(w.value, float), float(b.value),
-                    np.maximum(np.asarray(xi.value, float), 0.0), float(prob.value), prob.status)
+                    np.maximum(np.asarray(xi.value, float), 0.0), float(prob.value), status,
+                    int(prob.solver_stats.num_iters or 0))

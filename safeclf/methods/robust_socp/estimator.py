@@ -122,6 +122,8 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         self.intercept_ = -sol.b
         self.slack_ = sol.xi
         self.objective_ = sol.objective
+        self.solver_status_ = str(sol.status)
+        self.n_iter_ = sol.n_iter
         return self
 
     #: relative accuracy claimed for ``objective_``: Clarabel's default tolerances (1e-8)

@@ -22,6 +22,7 @@ from safeclf.methods.selection.penalty import (
     penalties_nondecreasing,
 )
 from safeclf.plugin import Report
+from safeclf.solver_status import of_estimator
 
 PROCEDURES = ("bandit", "coarse_grid", "uniform", "oracle", "halving")
 
@@ -224,6 +225,8 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
         self.selection_ = sel
         self.chosen_ = sel.chosen
         self.model_ = sel.trainer.model
+        self.n_iter_ = len(sel.path)  # rounds of the procedure
+        self.solver_status_ = of_estimator(self.model_)[0]  # the chosen class's last fit
         self.allocation_ = np.asarray(sel.quanta, float)
         self.path_ = np.asarray(sel.path, int)
         self.compute_spent_ = sel.compute
