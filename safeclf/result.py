@@ -84,9 +84,9 @@ class JobResult:
     id: str
     dataset: str
     method: str
-    plugin: str
     params: dict[str, Any]
     seed: int
+    plugin: str | None = None
     fold: int | None = None
     status: JobStatus = JobStatus.OK
     error: str | None = None

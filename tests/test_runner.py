@@ -154,11 +154,13 @@ def test_compare_aligns_runs(cli, tiny_spec, write_spec, tmp_path):
 def _fake_run(folder: Path, name: str, rows: list[dict], methods=({"method": "svm", "name": "svm"},),
               start="2026-01-01T10:00:00+0000"):
     """A run folder written the way the runner writes one, from hand-made job records."""
+    from safeclf.result import JobResult
     from safeclf.runs import results_table, write_json, write_tables, write_yaml
 
     folder.mkdir(parents=True)
-    records = [dict({"fold": None, "status": "ok", "error": None, "dataset": "d", "method": "svm"},
-                    id=f"j{i}", **r) for i, r in enumerate(rows)]
+    records = [JobResult.from_record(dict(
+        {"fold": None, "status": "ok", "error": None, "dataset": "d", "method": "svm"},
+        id=f"j{i}", **r)) for i, r in enumerate(rows)]
     write_tables(folder, results_table(records))
     write_yaml(folder / "spec.yaml", {"name": name, "methods": list(methods)})
     write_json(folder / "manifest.json", {"start": start})
@@ -314,12 +316,14 @@ def test_metrics_parquet_has_a_fixed_schema_across_runs(tmp_path):
     import pyarrow as pa
     import pyarrow.dataset as pads
 
+    from safeclf.result import JobResult
     from safeclf.runs import results_table, write_tables
 
     def record(i, C, status="ok", error=None):
-        return {"id": f"j{i}", "dataset": "iris", "method": "svm", "params": {"C": C}, "seed": i,
-                "fold": None, "status": status, "error": error,
-                "metrics": {"test_error": None if error else 0.1 * i}}
+        return JobResult.from_record({
+            "id": f"j{i}", "dataset": "iris", "method": "svm", "params": {"C": C}, "seed": i,
+            "fold": None, "status": status, "error": error,
+            "metrics": {"test_error": None if error else 0.1 * i}})
 
     first, second = tmp_path / "a", tmp_path / "b"
     for folder, records in ((first, [record(0, 1), record(1, 1)]),
