@@ -6,13 +6,15 @@ from __future__ import annotations
 import pytest
 
 from safeclf.plots import BUILTIN, _figure, _with_values, axis_label
+from safeclf.result import JobResult
 from safeclf.runs import results_table
 from safeclf.spec import PlotEntry
 
 
 def _frame(rows):
-    return results_table([dict({"fold": None, "status": "ok", "error": None}, id=f"j{i}", **r)
-                          for i, r in enumerate(rows)])
+    return results_table([JobResult.from_record(
+        dict({"fold": None, "status": "ok", "error": None}, id=f"j{i}", **r))
+        for i, r in enumerate(rows)])
 
 
 def _draw(frame, **entry):
