@@ -255,7 +255,7 @@ def test_a_certified_job_with_missing_rows_fails_with_one_line():
         "metrics": ["error"], "confidence": 0.95}
     # breast_cancer has no groups: a user error (failed, naming the rows), not a no-solution
     r = run_job(payload)
-    assert r["status"] == "failed" and "need rows 'groups'" in r["error"]
+    assert r.failed and "needs 'groups'" in r.error
 
 
 def test_a_certified_job_without_solution_is_recorded_and_counted(tmp_path):
@@ -281,7 +281,7 @@ expect:
 """)
     out = run(spec, Options(out=tmp_path / "runs", jobs=1, check=True))
     assert out.exit_code == 0 and out.failed == 0
-    statuses = {r["status"] for r in out.results}
+    statuses = {r.status.value for r in out.results}
     assert statuses <= {"ok", "no_solution"} and "no_solution" in statuses
     frame = pd.read_csv(out.run_dir / "promises.csv")
     assert set(frame["verdict"]) <= {"holds", "inconclusive", "violated", "no solution"}
