@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from safeclf.errors import DataError, SpecError, closest
+from safeclf.validation import explain
 
 #: The special need for a calibration split; every other need names a ``rows`` entry of the
 #: dataset (``groups``, ``uncertainty``, ``baseline``, ``role``, ...) passed to ``fit`` under
@@ -276,8 +277,4 @@ class DatasetPlugin:
         try:
             model.model_validate(dict(params), strict=False)
         except pydantic.ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            raise SpecError(
-                f"{where}.{loc} {err['msg'][0].lower()}{err['msg'][1:]}, got {err.get('input')!r}"
-            ) from None
+            raise SpecError(explain(exc, dict(params), where)) from None

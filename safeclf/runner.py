@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from safeclf import runs
+from safeclf import registry, runs
 from safeclf.errors import DataError, SafeclfError, SpecError
 from safeclf.result import JobResult
 from safeclf.spec import Job, Spec, check, expand, load_spec, parse
@@ -258,7 +258,8 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
                         "overrides": list(opts.overrides), "start": started,
                         "end": None, "seeds": spec.seeds, "n_jobs": len(jobs),
                         "backend": opts.backend, **backend, "data": runs.data_files(spec),
-                        **runs.environment()}
+                        **runs.environment(registry.distributions(
+                            [m.method for m in spec.methods], [d.dataset for d in spec.datasets]))}
         runs.write_json(run_dir / "manifest.json", manifest)
         done = {j.id for j in jobs
                 if (r := runs.read_result(runs.result_path(run_dir, j.id))) and r.finished}

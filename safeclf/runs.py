@@ -87,29 +87,34 @@ def _git_commit(where: Path | None = None) -> str | None:
         return None
 
 
-def environment() -> dict[str, Any]:
-    """Versions and host facts for the manifest."""
+def environment(distributions: dict[str, str] | None = None) -> dict[str, Any]:
+    """Versions and host facts for the manifest: safeclf and the ``distributions`` behind the
+    plugins a run used (:func:`safeclf.registry.distributions`), and every installed package
+    any of them requires (optional extras included), with its version."""
     import platform
+    import re
     import sys
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError, requires, version
 
     from safeclf import __version__
 
+    plugins = {"safeclf": __version__, **(distributions or {})}
     packages = {}
-    for pkg in ("numpy", "scipy", "pandas", "scikit-learn", "joblib", "cvxpy", "clarabel",
-                "matplotlib", "pyarrow", "pydantic", "typer", "rich", "pyyaml", "dask",
-                "distributed", "fairlearn", "proset"):
-        try:
-            packages[pkg] = version(pkg)
-        except PackageNotFoundError:
-            continue
+    for dist in plugins:
+        for req in requires(dist) or []:
+            name = re.split(r"[\s;<>=!~\[(]", req, maxsplit=1)[0]
+            try:
+                packages[name] = version(name)
+            except PackageNotFoundError:
+                continue
     return {
         "safeclf_version": __version__,
+        "plugins": plugins,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "host": platform.node(),
         "cpu_count": os.cpu_count(),
-        "packages": packages,
+        "packages": dict(sorted(packages.items())),
         "git_commit": _git_commit(),
     }
 

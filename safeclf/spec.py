@@ -407,87 +407,14 @@ def _merge(base, patch):
     return copy.deepcopy(patch)
 
 
-def _path(loc) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in ("<=", "<", ">=", ">"):
-            out += f'."{part}"'
-        else:
-            out += ("." if out else "") + str(part)
-    return out
-
-
-_MESSAGE_FIXES = (
-    ("Input should be greater than or equal to", "must be ≥"),
-    ("Input should be greater than", "must be >"),
-    ("Input should be less than or equal to", "must be ≤"),
-    ("Input should be less than", "must be <"),
-    ("Input should be", "must be"),
-    ("Value error, ", ""),
-    ("Field required", "is required"),
-    ("String should match pattern", "must match the pattern"),
-    ("List should have at least 1 item after validation, not 0", "must not be empty"),
-)
-
-# Pydantic reports these for union members that did not match; they are never the best
-# explanation when a more specific error exists.
-_UNION_NOISE = ("is_instance_of", "model_type", "dict_type", "model_attributes_type")
-
-
-def _friendly(exc: ValidationError) -> str:
-    errors = exc.errors()
-    specific = [e for e in errors if e["type"] not in _UNION_NOISE] or errors
-    err = min(specific, key=lambda e: (e["type"] == "extra_forbidden", len(e["loc"])))
-    loc = [p for p in err["loc"] if not (isinstance(p, str) and p in _UNION_BRANCHES)]
-    where = _path(loc)
-    if err["type"] == "extra_forbidden":
-        parent_loc, key = loc[:-1], loc[-1]
-        model = _model_at(parent_loc)
-        known = list(model.model_fields) if model else []
-        return f"{where} is not a known field{closest(key, known)}"
-    msg = err["msg"]
-    for old, new in _MESSAGE_FIXES:
-        msg = msg.replace(old, new)
-    msg = msg[0].lower() + msg[1:] if msg else msg
-    if err["type"] == "missing":
-        return f"{where} is required"
-    got = err.get("input")
-    tail = "" if isinstance(got, dict) or got is None and err["type"] != "none_required" else f", got {got!r}"
-    return f"{where} {msg}{tail}" if where else f"{msg}{tail}"
-
-
-_UNION_BRANCHES = {"float", "int", "Selection", "list[int]", "function-before[_seeds(), list[int]]"}
-
-
-def _model_at(loc) -> type[BaseModel] | None:
-    model: Any = Spec
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        field_info = getattr(model, "model_fields", {}).get(part)
-        if field_info is None:
-            return None
-        ann = field_info.annotation
-        args = getattr(ann, "__args__", ())
-        candidates = [a for a in (ann, *args) if isinstance(a, type) and issubclass(a, BaseModel)]
-        if not candidates:
-            for a in args:
-                inner = getattr(a, "__args__", ())
-                candidates += [t for t in inner if isinstance(t, type) and issubclass(t, BaseModel)]
-        if not candidates:
-            return None
-        model = candidates[0]
-    return model if isinstance(model, type) else None
-
-
 def parse(data: dict[str, Any]) -> Spec:
     """Structure check of already-profiled data; raises :class:`SpecError`."""
+    from safeclf.validation import explain, model_keys
+
     try:
         return Spec.model_validate(data)
     except ValidationError as exc:
-        raise SpecError(_friendly(exc)) from None
+        raise SpecError(explain(exc, data, known_keys=model_keys(Spec))) from None
 
 
 def load_spec(path: str | Path, profile: str | None = None, check_names: bool = True,

@@ -116,7 +116,7 @@ CASES = [
     ("loader-trips", BASE.replace(
         "- dataset: iris", "- dataset: nested\n    params: {n_samples: -5}"), [], 2,
      "datasets[0] (nested) cannot be loaded with params {'n_samples': -5}"),
-    ("profiles-not-mapping", BASE + "profiles: true\n", [], 2, "profiles must be a valid dictionary"),
+    ("profiles-not-mapping", BASE + "profiles: true\n", [], 2, "profiles must be a mapping, got True"),
     ("seed-count-2^31", BASE.replace("seeds: 1", "seeds: 2147483648"), [], 2,
      "seeds must be ≤ 10,000 (a count of seeds), got 2147483648"),
     ("seed-count-2^63", BASE.replace("seeds: 1", "seeds: 9223372036854775808"), [], 2,

@@ -105,7 +105,11 @@ def test_two_constraints_use_the_m_dimensional_cutting_plane():
     rec, churn = est.constraint_values_
     assert rec["train_randomized"] >= rec["target"] - 0.01
     assert churn["train_randomized"] <= 0.05 + 0.01
-    assert len(est.multipliers_) == 2 and est.duality_gap_ >= 0
+    assert len(est.multipliers_) == 2
+    # the reported gap is the last cutting-plane run's, and its multipliers lie in the box
+    # V = [0, max_multiplier]^m that Algorithm 2 searches
+    assert est.duality_gap_ == est.history_[-1]["duality_gap"]
+    assert np.all((est.multipliers_ >= 0) & (est.multipliers_ <= est.max_multiplier))
 
 
 def test_infeasible_constraints_raise_one_line_naming_the_constraint():

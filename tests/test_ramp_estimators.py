@@ -93,7 +93,8 @@ def test_plot_kinds_draw_from_a_metrics_table():
 
     rows = []
     for k in (0.5, 0.8):
-        rows.append({"method": "ramp", "status": "ok", "param.kappa": k, "param.target": k / 10,
+        rows.append({"method": "ramp", "status": "ok", "params": f'{{"kappa": {k}}}',
+                     "param.kappa": k, "param.target": k / 10,
                      "test_error": 0.15, "test_fairness_ratio": k,
                      "test_randomized_error": 0.16, "test_randomized_fairness_ratio": k,
                      "train_fairness_ratio": k, "train_randomized_fairness_ratio": k,
@@ -101,7 +102,8 @@ def test_plot_kinds_draw_from_a_metrics_table():
                      "constraint_churn_target": k / 10, "test_constraint_churn": k / 12,
                      "train_constraint_churn_randomized": k / 10,
                      "test_monitor_error_d12": 0.2})
-    rows.append({"method": "zafar", "status": "ok", "param.c": 0.1, "test_error": 0.152,
+    rows.append({"method": "zafar", "status": "ok", "params": '{"c": 0.1}', "param.c": 0.1,
+                 "test_error": 0.152,
                  "test_fairness_ratio": 0.53, "test_constraint_churn": 0.09,
                  "test_monitor_error_d12": 0.21})
     table = pd.DataFrame(rows)

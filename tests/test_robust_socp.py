@@ -326,8 +326,21 @@ def test_synthetic_exact_moments_match_the_draws():
 
 @pytest.mark.parametrize("support", ["worst", "se"])
 def test_breast_cancer_intervals(support):
-    d = load_breast_cancer_intervals(support=support)
+    """Checked against the source columns (mean 0-9, se 10-19, worst 20-29), not against the
+    loader's own clipping: X is the reported mean, the worst support reaches the reported
+    worst value and reflects it about the mean, the se support is mean ± 3 se inside it."""
+    from sklearn.datasets import load_breast_cancer
+
+    raw = load_breast_cancer().data
+    mean, se, worst = raw[:, :10], raw[:, 10:20], raw[:, 20:30]
+    d = load_breast_cancer_intervals(support=support, scale=False)
     unc = Uncertainty.from_rows(d.rows["uncertainty"], 10)
     assert d.X.shape == (569, 10) and d.y.sum() == 212
-    assert np.all(unc.lower >= 0) and np.all(unc.mean_lo >= unc.lower)
-    assert np.all(d.X >= unc.lower) and np.all(d.X <= unc.upper)
+    assert np.array_equal(d.X, mean)
+    wide_hi, wide_lo = np.maximum(worst, mean), np.maximum(0.0, 2 * mean - np.maximum(worst, mean))
+    if support == "worst":
+        assert np.allclose(unc.upper, wide_hi) and np.allclose(unc.lower, wide_lo)
+    else:
+        assert np.allclose(unc.upper, np.minimum(wide_hi, mean + 3 * se))
+        assert np.allclose(unc.lower, np.maximum(wide_lo, mean - 3 * se))
+        assert np.mean(unc.upper < wide_hi) > 0.5  # the se band is the tighter one

@@ -10,7 +10,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -155,16 +155,11 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
         if self.tau is not None:
             t = np.asarray(self.tau, dtype=float).ravel()
             if t.size == 0 or not np.all((t > 0) & (t < 1)):
-                raise InvalidParameterError(
-                    f"The 'tau' parameter of {type(self).__name__} must be a non-empty list of "
-                    f"values in the open interval (0, 1). Got {self.tau!r} instead."
-                )
+                raise ValueError(f"tau must be a non-empty list of values in the open interval "
+                                 f"(0, 1), got {self.tau!r}")
         if self.solver == "primal" and not self._explicit_map_possible():
-            raise InvalidParameterError(
-                f"The 'solver' parameter of {type(self).__name__} must be 'auto' or 'dual' for "
-                f"kernel={self.kernel!r}, coef0={self.coef0!r} (no explicit feature map). "
-                f"Got 'primal' instead."
-            )
+            raise ValueError(f"solver must be 'auto' or 'dual' for kernel={self.kernel!r}, "
+                             f"coef0={self.coef0!r} (no explicit feature map), got 'primal'")
 
     def _explicit_map_possible(self):
         return self.kernel == "linear" or (self.kernel == "poly" and self.coef0 >= 0)

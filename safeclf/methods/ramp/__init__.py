@@ -62,7 +62,7 @@ class RampPlugin(RowsPlugin):
             "history": estimator.history_,
             "train_objective": estimator.objective_value_,
         }
-        return Report(metrics, _jsonable(details))
+        return Report(metrics, details)  # the runner makes details JSON-plain
 
 
     def promises(self, estimator, task):
@@ -97,20 +97,6 @@ def _randomized_shared(est, part, part_name, privileged):
         bpos = base == est.classes_[1]
         out[f"{part_name}_randomized_churn"] = float(np.mean(np.where(bpos, 1.0 - p, p)))
     return out
-
-
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return None
-    return obj
 
 
 plugin = RampPlugin(

@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from safeclf.errors import DataError, InfeasibleError, SpecError
+from safeclf.errors import DataError, InfeasibleError
 from safeclf.methods.ramp import mm
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
 from safeclf.methods.ramp.rates import (
@@ -124,13 +124,11 @@ class RampClassifier(LinearBinaryClassifier):
         self._parsed()
 
     def _parsed(self):
-        try:
-            defaults = {"kappa": self.kappa, "target": self.target}
-            parse_monitors(self.monitor)
-            return (parse_constraints(self.constraints, defaults=defaults),
-                    parse_objective(self.objective))
-        except ValueError as exc:
-            raise SpecError(str(exc)) from None
+        """The constraints and objective; a ``ValueError`` naming the parameter's path."""
+        parse_monitors(self.monitor)
+        return (parse_constraints(self.constraints, defaults={"kappa": self.kappa,
+                                                              "target": self.target}),
+                parse_objective(self.objective))
 
     def rows_needed(self) -> set[str]:
         """The dataset ``rows`` entries the constraints and objective refer to."""

@@ -35,11 +35,12 @@ divided by the number of training rows, instead of being a rate on its subset).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from numbers import Real
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, TypeAdapter, model_validator
 
 
 @dataclass(frozen=True)
@@ -366,12 +367,106 @@ class RatioConstraint:
         return f"{self.kind}: s_p({on}not {priv}) ≥ {self.kappa}·s_p({on}{priv})"
 
 
+# ----------------------------------------------------------------------------- schema
+# The YAML vocabulary as pydantic models: a constraint is a union discriminated by ``rate``
+# (bound rates, churn with its baseline rows, ratio rates); objective terms and monitors are
+# bound rates with their own keys. Errors are translated by safeclf.validation.
+_BOUND_KINDS = tuple(k for k in RATES if k != "churn")
+_RATIO_KINDS = ("fairness_ratio", "equal_opportunity")
+
+_Unit = Annotated[float, Field(strict=True, ge=0.0, le=1.0, allow_inf_nan=False)]
+# κ > 1 asks the protected group's rate to exceed the privileged one's (certified training's
+# internal targets need it); the method's kappa parameter stays in (0, 1]
+_Kappa = Annotated[float, Field(strict=True, gt=0.0, allow_inf_nan=False)]
+_Weight = Annotated[float, Field(strict=True, ge=0.0, allow_inf_nan=False)]
+_Name = Annotated[str, Field(pattern=r"^\w+$")]
+_Bound = _Unit | Literal["baseline", "target"]
+
+
+class _Item(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    subset: dict[str, Any] | None = None
+    name: _Name | None = None
+
+
+class _BoundItem(_Item):
+    rate: Literal[_BOUND_KINDS]  # type: ignore[valid-type]
+    max: _Bound | None = None
+    min: _Bound | None = None
+
+    @model_validator(mode="after")
+    def _one_sense(self):
+        if (self.max is None) == (self.min is None):
+            raise ValueError(f"needs exactly one of max or min (rate {self.rate} ≤ max or "
+                             "≥ min)")
+        return self
+
+
+class _ChurnItem(_BoundItem):
+    rate: Literal["churn"]  # type: ignore[assignment]
+    baseline: str = "baseline"
+
+
+class _RatioItem(_Item):
+    rate: Literal[_RATIO_KINDS]  # type: ignore[valid-type]
+    kappa: _Kappa | None = None
+    groups: str = "groups"
+    privileged: str | int | float | bool | None = None
+
+
+_ConstraintItem = Annotated[_BoundItem | _ChurnItem | _RatioItem, Field(discriminator="rate")]
+
+
+class _TermItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    rate: Literal[tuple(RATES)]  # type: ignore[valid-type]
+    subset: dict[str, Any] | None = None
+    weight: _Weight = 1.0
+    count: StrictBool = False
+
+
+class _MonitorItem(_Item):
+    rate: Literal[_BOUND_KINDS]  # type: ignore[valid-type]
+
+
+class _ChurnMonitorItem(_Item):
+    rate: Literal["churn"]
+    baseline: str = "baseline"
+
+
+_MonitorEntry = Annotated[_MonitorItem | _ChurnMonitorItem, Field(discriminator="rate")]
+
+_CONSTRAINTS = TypeAdapter(list[_ConstraintItem])
+_OBJECTIVE = TypeAdapter(Annotated[list[_TermItem], Field(min_length=1)])
+_MONITORS = TypeAdapter(list[_MonitorEntry])
+_ITEM_MODELS = {**{k: _BoundItem for k in _BOUND_KINDS}, "churn": _ChurnItem,
+                **{k: _RatioItem for k in _RATIO_KINDS}}
+
+
+def _validated(adapter: TypeAdapter, items, where: str, models=None):
+    """``items`` validated by ``adapter``; a :class:`ValueError` with one line naming the
+    place under ``where`` otherwise."""
+    from pydantic import ValidationError
+
+    from safeclf.validation import explain
+
+    def known(parts):
+        here = items
+        for p in parts:
+            here = here[p]
+        kind = here.get("rate") if isinstance(here, Mapping) else None
+        model = (models or {}).get(kind)
+        return list(model.model_fields) if model else []
+
+    try:
+        return adapter.validate_python(items)
+    except ValidationError as exc:
+        raise ValueError(explain(exc, items, where, known)) from None
+
+
 # ----------------------------------------------------------------------------- parsing
-_BOUND_RATES = set(RATES)
-_RATIO_RATES = {"fairness_ratio", "equal_opportunity"}
-_COMMON = {"rate", "subset", "name"}
-
-
 @dataclass(frozen=True)
 class ObjectiveTerm:
     rate: Rate
@@ -398,131 +493,59 @@ class Objective:
         return out
 
 
-def _check_subset(item, where):
-    sub = item.get("subset")
-    if sub is not None and not isinstance(sub, Mapping):
-        raise ValueError(f"{where}.subset must be a mapping of rows name to value(s), got {sub!r}")
-    return dict(sub) if sub else None
+def _rate(item, where: str) -> Rate:
+    """The :class:`Rate` of a validated item (an egregious rate defaults to rows
+    ``egregious`` = 1)."""
+    subset = item.subset or None
+    if item.rate == "egregious" and subset is None:
+        subset = {"egregious": 1}
+    extra = {"baseline": item.baseline} if item.rate == "churn" else {}
+    return RATES[item.rate](subset=subset, where=where, **extra)
 
 
-def _number(value, where, low=None, high=None, low_open=False):
-    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
-        raise ValueError(f"{where} must be a number, got {value!r}")
-    if low is not None and (value < low or (low_open and value == low)):
-        raise ValueError(f"{where} must be {'>' if low_open else '≥'} {low}, got {value}")
-    if high is not None and value > high:
-        raise ValueError(f"{where} must be ≤ {high}, got {value}")
-    return float(value)
-
-
-def _kind(item, where, allowed):
-    if not isinstance(item, Mapping):
-        raise ValueError(f"{where} must be a mapping such as {{rate: coverage, max: 0.3}}, "
-                         f"got {item!r}")
-    kind = item.get("rate")
-    if kind not in allowed:
-        from safeclf.errors import closest
-
-        raise ValueError(f"{where}.rate must be one of {', '.join(sorted(allowed))}, got "
-                         f"{kind!r}{closest(str(kind), allowed)}")
-    return kind
-
-
-def parse_constraint(item, where: str, index: int, defaults=None):
-    """One constraint mapping; ``defaults`` supplies ``kappa`` when the mapping omits it and
-    the value of a bound written as the word ``target`` (the method's ``kappa`` and ``target``
-    parameters, so a spec can grid over them)."""
-    defaults = defaults or {}
-    kind = _kind(item, where, _BOUND_RATES | _RATIO_RATES)
-    name = item.get("name", kind)
-    if not isinstance(name, str) or not name.replace("_", "").isalnum():
-        raise ValueError(f"{where}.name must be a word of letters, digits and _, got {name!r}")
-    subset = _check_subset(item, where)
-    if kind in _RATIO_RATES:
-        allowed = _COMMON | {"kappa", "groups", "privileged"}
-        _unknown(item, allowed, where)
-        kappa = item.get("kappa", defaults.get("kappa"))
+def _constraint(item, where: str, defaults: Mapping[str, Any]):
+    name = item.name or item.rate
+    if isinstance(item, _RatioItem):
+        kappa = item.kappa if item.kappa is not None else defaults.get("kappa")
         if kappa is None:
-            raise ValueError(f"{where}.kappa is required for rate {kind} (s_p(D_A) ≥ κ s_p(D_B)),"
-                             " or set the method's kappa parameter")
-        # κ > 1 asks the protected group's rate to exceed the privileged one's (certified
-        # training's internal targets need it); the method's kappa parameter stays in (0, 1]
-        kappa = _number(kappa, f"{where}.kappa", 0.0, None, low_open=True)
-        groups = item.get("groups", "groups")
-        if not isinstance(groups, str):
-            raise ValueError(f"{where}.groups must name a rows entry, got {groups!r}")
-        return RatioConstraint(kappa, groups, item.get("privileged"), kind == "equal_opportunity",
-                               name, where, subset)
-    allowed = _COMMON | {"max", "min"} | ({"baseline"} if kind == "churn" else set())
-    _unknown(item, allowed, where)
-    senses = [s for s in ("max", "min") if s in item]
-    if len(senses) != 1:
-        raise ValueError(f"{where} needs exactly one of max or min (rate {kind} ≤ max or ≥ min)")
-    sense = senses[0]
-    bound = item[sense]
+            raise ValueError(f"{where}.kappa is required for rate {item.rate} (s_p(D_A) ≥ κ "
+                             "s_p(D_B)), or set the method's kappa parameter")
+        return RatioConstraint(float(kappa), item.groups, item.privileged,
+                               item.rate == "equal_opportunity", name, where, item.subset or None)
+    sense = "max" if item.max is not None else "min"
+    bound = getattr(item, sense)
     if bound == "target":
         bound = defaults.get("target")
         if bound is None:
             raise ValueError(f"{where}.{sense} is 'target' but the method's target parameter "
                              "is not set")
-    if bound != "baseline":
-        bound = _number(bound, f"{where}.{sense}", 0.0, 1.0)
-    extra = {"baseline": item["baseline"]} if "baseline" in item else {}
-    rate = RATES[kind](subset=subset, where=where, **extra)
-    if kind == "egregious" and subset is None:
-        rate = RATES[kind](subset={"egregious": 1}, where=where)
-    return BoundConstraint(rate, sense, bound, name, where)
-
-
-def _unknown(item, allowed, where):
-    for key in item:
-        if key not in allowed:
-            from safeclf.errors import closest
-
-            raise ValueError(f"{where}.{key} is not a key of rate {item.get('rate')} (allowed: "
-                             f"{', '.join(sorted(allowed))}){closest(str(key), allowed)}")
+    return BoundConstraint(_rate(item, where), sense, bound, name, where)
 
 
 def parse_constraints(items, where: str = "constraints", defaults=None) -> list:
+    """The constraint mappings ``items`` (see the module's vocabulary); ``defaults`` supplies
+    ``kappa`` when a ratio omits it and the value of a bound written as the word ``target``
+    (the method's ``kappa`` and ``target`` parameters, so a spec can grid over them).
+    Constraints sharing a name are numbered after the first."""
     if items is None:
         return []
-    if not isinstance(items, list | tuple):
-        raise ValueError(f"{where} must be a list of mappings such as "
-                         f"[{{rate: fairness_ratio, kappa: 0.8}}], got {items!r}")
-    out = [parse_constraint(it, f"{where}[{i}]", i, defaults) for i, it in enumerate(items)]
+    parsed = _validated(_CONSTRAINTS, items, where, _ITEM_MODELS)
+    out = [_constraint(it, f"{where}[{i}]", defaults or {}) for i, it in enumerate(parsed)]
     names = [c.name for c in out]
     for i, nm in enumerate(names):
         if names.count(nm) > 1:
-            out[i] = _renamed(out[i], f"{nm}{names[:i].count(nm)}")
+            out[i] = replace(out[i], name=f"{nm}{names[:i].count(nm)}")
     return out
-
-
-def _renamed(c, name):
-    from dataclasses import replace
-
-    return replace(c, name=name)
 
 
 def parse_objective(spec, where: str = "objective") -> Objective:
     """``"error"`` (the default), a rate name, or a list of terms
     ``{rate, subset, weight, count}`` summed."""
-    if isinstance(spec, str):
-        spec = [{"rate": spec}]
-    if not isinstance(spec, list | tuple) or not spec:
-        raise ValueError(f"{where} must be a rate name or a non-empty list of "
-                         f"{{rate, subset, weight, count}}, got {spec!r}")
-    terms = []
-    for i, item in enumerate(spec):
-        w = f"{where}[{i}]"
-        kind = _kind(item, w, _BOUND_RATES)
-        _unknown(item, {"rate", "subset", "weight", "count"}, w)
-        weight = _number(item.get("weight", 1.0), f"{w}.weight", 0.0)
-        count = item.get("count", False)
-        if not isinstance(count, bool):
-            raise ValueError(f"{w}.count must be true or false, got {count!r}")
-        terms.append(ObjectiveTerm(RATES[kind](subset=_check_subset(item, w), where=w),
-                                   weight, count))
-    return Objective(tuple(terms))
+    items = [{"rate": spec}] if isinstance(spec, str) else spec
+    parsed = _validated(_OBJECTIVE, items, where, {k: _TermItem for k in RATES})
+    return Objective(tuple(
+        ObjectiveTerm(_rate(it, f"{where}[{i}]"), it.weight, it.count)
+        for i, it in enumerate(parsed)))
 
 
 def parse_monitors(items, where: str = "monitor") -> list[tuple[str, Rate]]:
@@ -530,17 +553,6 @@ def parse_monitors(items, where: str = "monitor") -> list[tuple[str, Rate]]:
     rate), reported as ``<part>_monitor_<name>``."""
     if items is None:
         return []
-    if not isinstance(items, list | tuple):
-        raise ValueError(f"{where} must be a list of {{rate, subset, name}}, got {items!r}")
-    out = []
-    for i, item in enumerate(items):
-        w = f"{where}[{i}]"
-        kind = _kind(item, w, _BOUND_RATES)
-        _unknown(item, {"rate", "subset", "name"} | ({"baseline"} if kind == "churn" else set()),
-                 w)
-        name = item.get("name", kind)
-        if not isinstance(name, str) or not name.replace("_", "").isalnum():
-            raise ValueError(f"{w}.name must be a word of letters, digits and _, got {name!r}")
-        extra = {"baseline": item["baseline"]} if "baseline" in item else {}
-        out.append((name, RATES[kind](subset=_check_subset(item, w), where=w, **extra)))
-    return out
+    models = {**{k: _MonitorItem for k in _BOUND_KINDS}, "churn": _ChurnMonitorItem}
+    parsed = _validated(_MONITORS, items, where, models)
+    return [(it.name or it.rate, _rate(it, f"{where}[{i}]")) for i, it in enumerate(parsed)]

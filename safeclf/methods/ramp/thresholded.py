@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.svm import LinearSVC
 from sklearn.utils._param_validation import Interval
 
-from safeclf.errors import DataError, SpecError
+from safeclf.errors import DataError
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
 from safeclf.methods.ramp.rates import (
     FitData,
@@ -52,15 +52,13 @@ class ThresholdedSVM(LinearBinaryClassifier):
         self.random_state = random_state
 
     def _parsed(self):
-        try:
-            rec = [] if self.recall_min is None else parse_constraints(
-                [{"rate": "recall", "min": self.recall_min,
-                  **({"subset": self.recall_subset} if self.recall_subset else {})}],
-                where="recall_min")
-            return rec, parse_constraints(self.report, where="report"), parse_monitors(
-                self.monitor)
-        except ValueError as exc:
-            raise SpecError(str(exc)) from None
+        """The recall constraint, reported constraints and monitors; a ``ValueError`` naming
+        the parameter's path."""
+        rec = [] if self.recall_min is None else parse_constraints(
+            [{"rate": "recall", "min": self.recall_min,
+              **({"subset": self.recall_subset} if self.recall_subset else {})}],
+            where="recall_min")
+        return rec, parse_constraints(self.report, where="report"), parse_monitors(self.monitor)
 
     def _validate_params(self):
         super()._validate_params()

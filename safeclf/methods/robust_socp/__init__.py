@@ -1,17 +1,18 @@
 """Robust chance-constrained SOCP classifiers (Ben-Tal et al. 2011): Bernstein (MM-SBMV, …)
 and Chebyshev (MM-MC) relaxations, plugin ``robust_socp``.
 
-Modules: :mod:`.uncertainty` (partial information, normalisation, checks), :mod:`.nu` (the
-ν function), :mod:`.formulations` (the problems as data), :mod:`.cvxpy_model` (readable
-model), :mod:`.clarabel_path` (fast path), :mod:`.evaluation` (uncertain test points, error
-measures, Monte-Carlo check), :mod:`.estimator` (the scikit-learn estimator).
+Modules: :mod:`.nu` (the ν function), :mod:`.formulations` (the problems as data),
+:mod:`.cvxpy_model` (readable model), :mod:`.clarabel_path` (fast path), :mod:`.evaluation`
+(uncertain test points, error measures, Monte-Carlo check), :mod:`.estimator` (the
+scikit-learn estimator). The uncertainty model (partial information, normalisation, checks)
+is :mod:`safeclf.uncertainty`, shared with the uncertain-data loaders.
 """
 
 from safeclf.methods.robust_socp.estimator import RobustSOCPClassifier
 from safeclf.methods.robust_socp.formulations import FORMULATIONS
 from safeclf.methods.robust_socp.nu import nu
-from safeclf.methods.robust_socp.uncertainty import Uncertainty
 from safeclf.plugin import MethodPlugin
+from safeclf.uncertainty import Uncertainty
 
 plugin = MethodPlugin(
     name="robust_socp",

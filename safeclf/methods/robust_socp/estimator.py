@@ -21,7 +21,7 @@ from safeclf.methods.robust_socp.formulations import (
     kappa_chebyshev,
     problem_data,
 )
-from safeclf.methods.robust_socp.uncertainty import Uncertainty
+from safeclf.uncertainty import Uncertainty
 
 
 def _box_binds(data) -> bool:

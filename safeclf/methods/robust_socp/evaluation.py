@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from safeclf.methods.robust_socp.formulations import bernstein_diag, kappa
-from safeclf.methods.robust_socp.uncertainty import Uncertainty
+from safeclf.uncertainty import Uncertainty, truncated_normal
 
 TEST_SETS = ("intersection", "ellipsoids", "box")
 
@@ -121,6 +121,14 @@ def second_moment_bound(unc: Uncertainty, nm, mhat):
     return np.clip(s2, mhat**2, 1.0)
 
 
+# the searched laws, in the oriented coordinate z = ±X̂ whose +1 end hurts the constraint:
+# the mean at these fractions of its interval (1: the adverse bound), the variance at these
+# fractions of the largest the second-moment bound allows at that mean, and four shapes
+SEARCH_MEANS = (0.0, 0.25, 0.5, 0.75, 1.0)
+SEARCH_VARIANCES = (0.5, 1.0)
+SEARCH_SHAPES = ("two_point_end", "two_point_half", "three_point_mean", "three_point_low")
+
+
 def consistent_sample(unc: Uncertainty, adverse, kind: str, size: int, rng):
     """``size`` realisations (size, m, n) from a law consistent with each entry's partial
     information, pushed towards ``adverse`` (m, n) (the direction that hurts the constraint):
@@ -158,25 +166,6 @@ def consistent_sample(unc: Uncertainty, adverse, kind: str, size: int, rng):
     else:
         raise ValueError(f"unknown distribution {kind!r}")
     return c + s * xh
-
-
-def truncated_normal(a: float, shape, rng):
-    """Standard normal draws conditioned on |z| ≤ a, by rejection (acceptance ≥ 38% for
-    a ≥ 0.5; scipy's truncnorm.rvs is many times slower)."""
-    z = rng.standard_normal(shape)
-    bad = np.abs(z) > a
-    while bad.any():
-        z[bad] = rng.standard_normal(int(bad.sum()))
-        bad = np.abs(z) > a
-    return z
-
-
-# the searched laws, in the oriented coordinate z = ±X̂ whose +1 end hurts the constraint:
-# the mean at these fractions of its interval (1: the adverse bound), the variance at these
-# fractions of the largest the second-moment bound allows at that mean, and four shapes
-SEARCH_MEANS = (0.0, 0.25, 0.5, 0.75, 1.0)
-SEARCH_VARIANCES = (0.5, 1.0)
-SEARCH_SHAPES = ("two_point_end", "two_point_half", "three_point_mean", "three_point_low")
 
 
 def searched_law(unc: Uncertainty, adverse, mean_frac: float, var_frac: float, shape: str):

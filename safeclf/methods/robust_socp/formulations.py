@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from safeclf.methods.robust_socp.nu import nu
-from safeclf.methods.robust_socp.uncertainty import Uncertainty
+from safeclf.uncertainty import Uncertainty
 
 
 @dataclass(frozen=True)

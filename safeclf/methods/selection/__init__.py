@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from safeclf.errors import DataError, SpecError
+from safeclf.errors import DataError
 from safeclf.methods.selection.estimator import PROCEDURES, BudgetedSelection
 from safeclf.methods.selection.plots import budget_share
 from safeclf.plugin import MethodPlugin, Report
@@ -14,18 +14,9 @@ from safeclf.plugin import MethodPlugin, Report
 
 @dataclass(frozen=True)
 class SelectionPlugin(MethodPlugin):
-    """Checks the wrapped classes before anything runs, and gives the estimator the test part
-    as hindsight data (the oracle of eq. (5) and the excess risk; only ``procedure: oracle``
-    uses it to choose)."""
-
-    def check_params(self, params, where):
-        super().check_params(params, where)
-        try:
-            self.estimator(**params).check_spec(where)
-        except SpecError:
-            raise
-        except (TypeError, ValueError) as exc:  # pragma: no cover - defensive
-            raise SpecError(f"{where}: {exc}") from None
+    """Checks the classes' widths against the data before anything runs, and gives the
+    estimator the test part as hindsight data (the oracle of eq. (5) and the excess risk;
+    only ``procedure: oracle`` uses it to choose)."""
 
     def check_task(self, params, task, preprocess=None):
         super().check_task(params, task, preprocess)

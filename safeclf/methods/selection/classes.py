@@ -18,17 +18,15 @@ A class is a mapping ``{method, params, complexity, features, cost, incremental,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from numbers import Real
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from safeclf import registry
-from safeclf.errors import DataError, SpecError, closest
+from safeclf.errors import DataError
 
-KEYS = ("method", "params", "complexity", "features", "cost", "incremental", "name")
 INCREMENTAL = ("auto", "partial_fit", "warm_start", "refit")
 
 
@@ -56,86 +54,76 @@ class ModelClass:
         return X if self.features is None else X[:, : self.features]
 
 
-def _is_number(v) -> bool:
-    return isinstance(v, Real) and not isinstance(v, bool) and np.isfinite(v)
+_Positive = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
+_Width = Annotated[int, Field(strict=True, ge=1)]
+
+
+class ClassEntry(BaseModel):
+    """One entry of ``classes`` as written in the spec (``features`` may list several
+    widths: one feature-prefix class each)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    complexity: _Positive | None = None
+    features: _Width | Annotated[list[_Width], Field(min_length=1)] | None = None
+    cost: _Positive | None = None
+    incremental: Literal[INCREMENTAL] | None = None  # type: ignore[valid-type]
+    name: str | None = None
+
+    @model_validator(mode="after")
+    def _widths(self):
+        if isinstance(self.features, list) and (self.complexity is not None or self.name):
+            raise ValueError("with a list of features, complexity and name come from each "
+                             "feature count; drop 'complexity'/'name'")
+        if self.method == "budgeted_selection":
+            raise ValueError("method cannot be budgeted_selection itself")
+        return self
+
+
+_ENTRIES = TypeAdapter(list[ClassEntry])
 
 
 def parse_classes(classes, incremental_default: str = "auto", where: str = "classes",
                   resolve: bool = True, by_quanta: bool = True) -> list[ModelClass]:
-    """Validate the ``classes`` parameter; every problem is a one-line :class:`SpecError`
-    naming ``where[i].key``. ``by_quanta``: the procedure trains classes quantum by quantum
+    """Validate the ``classes`` parameter; every problem is a one-line ``ValueError`` naming
+    ``where[i].key``. ``by_quanta``: the procedure trains classes quantum by quantum
     (Algorithm 1), so ``incremental: auto`` must find ``partial_fit``; otherwise each class is
     fitted once and ``auto`` falls back to a plain fit."""
-    if classes is None or (not isinstance(classes, (list, tuple))):
-        raise SpecError(f"{where} must be a list of model classes (mappings with 'method'), "
-                        f"got {type(classes).__name__}")
-    if len(classes) == 0:
-        raise SpecError(f"{where} is empty: model selection needs at least one class (K ≥ 1)")
-    classes = expand_classes(classes, where)
+    from pydantic import ValidationError
+
+    from safeclf.validation import explain, model_keys
+
+    if isinstance(classes, list | tuple) and len(classes) == 0:
+        raise ValueError(f"{where} is empty: model selection needs at least one class (K ≥ 1)")
+    try:
+        entries = _ENTRIES.validate_python(classes)
+    except ValidationError as exc:
+        keys = model_keys(ClassEntry)
+        raise ValueError(explain(exc, classes, where, lambda parts: keys(parts[1:]))) from None
+    expanded = [e.model_copy(update={"features": f}) for e in entries
+                for f in (e.features if isinstance(e.features, list) else [e.features])]
     out = []
-    for i, c in enumerate(classes):
+    for i, c in enumerate(expanded):
         at = f"{where}[{i}]"
-        if not isinstance(c, Mapping):
-            raise SpecError(f"{at} must be a mapping with a 'method', got {c!r}")
-        for key in c:
-            if key not in KEYS:
-                raise SpecError(f"{at}.{key} is not a class key{closest(key, KEYS)}; "
-                                f"known: {', '.join(KEYS)}")
-        if "method" not in c:
-            raise SpecError(f"{at}.method is required (a registered method name)")
-        method = c["method"]
-        if method == "budgeted_selection":
-            raise SpecError(f"{at}.method cannot be budgeted_selection itself")
-        params = dict(c.get("params") or {})
-        if not isinstance(c.get("params") or {}, Mapping):
-            raise SpecError(f"{at}.params must be a mapping, got {c['params']!r}")
-        features = c.get("features")
-        if features is not None and not (isinstance(features, int) and not
-                                         isinstance(features, bool) and features >= 1):
-            raise SpecError(f"{at}.features must be an integer ≥ 1, got {features!r}")
-        complexity = c.get("complexity", features)
+        complexity = c.complexity if c.complexity is not None else c.features
         if complexity is None:
-            raise SpecError(f"{at}.complexity is required (d_i in γ_i(n) = c·(d_i/n)^α), "
-                            "or give 'features'")
-        if not _is_number(complexity) or complexity <= 0:
-            raise SpecError(f"{at}.complexity must be a number > 0, got {complexity!r}")
-        cost = c.get("cost")
-        if cost is not None and (not _is_number(cost) or cost <= 0):
-            raise SpecError(f"{at}.cost must be a number > 0, got {cost!r}")
-        inc = c.get("incremental", incremental_default)
-        if inc not in INCREMENTAL:
-            raise SpecError(f"{at}.incremental must be one of {', '.join(INCREMENTAL)}, "
-                            f"got {inc!r}{closest(str(inc), INCREMENTAL)}")
-        name = str(c.get("name") or (f"{method}[{features}]" if features else
-                                     f"{method}#{i + 1}"))
+            raise ValueError(f"{at}.complexity is required (d_i in γ_i(n) = c·(d_i/n)^α), "
+                             "or give 'features'")
+        inc = c.incremental or incremental_default
+        name = c.name or (f"{c.method}[{c.features}]" if c.features else f"{c.method}#{i + 1}")
         plugin = None
         if resolve:
-            plugin = registry.get_method(method, where=f"{at}.method")
-            plugin.check_params(params, f"{at}.params")
-            inc = _resolve_incremental(plugin, params, inc, at, by_quanta)
-        out.append(ModelClass(i, name, method, params, float(complexity), features,
-                              None if cost is None else float(cost), inc, plugin))
+            plugin = registry.get_method(c.method, where=f"{at}.method")
+            plugin.check_params(c.params, f"{at}.params")
+            inc = _resolve_incremental(plugin, c.params, inc, at, by_quanta)
+        out.append(ModelClass(i, name, c.method, dict(c.params), float(complexity), c.features,
+                              c.cost, inc, plugin))
     names = [m.name for m in out]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup is not None:
-        raise SpecError(f"{where}: two classes are named '{dup}'; give each a distinct 'name'")
-    return out
-
-
-def expand_classes(classes, where: str = "classes") -> list:
-    """An entry whose ``features`` is a list stands for one feature-prefix class per entry (in
-    that order): ``{method: logreg, features: [1, 2, 4]}`` is three classes."""
-    out = []
-    for i, c in enumerate(classes):
-        if isinstance(c, Mapping) and isinstance(c.get("features"), (list, tuple)):
-            if not c["features"]:
-                raise SpecError(f"{where}[{i}].features is an empty list")
-            if "complexity" in c or "name" in c:
-                raise SpecError(f"{where}[{i}]: with a list of features, complexity and name "
-                                "come from each feature count; drop 'complexity'/'name'")
-            out.extend({**c, "features": f} for f in c["features"])
-        else:
-            out.append(c)
+        raise ValueError(f"{where}: two classes are named '{dup}'; give each a distinct 'name'")
     return out
 
 
@@ -149,15 +137,15 @@ def _resolve_incremental(plugin, params, inc: str, at: str, by_quanta: bool) -> 
         if not by_quanta:
             return "refit"
         hint = "warm_start or refit" if has_warm else "refit"
-        raise SpecError(
+        raise ValueError(
             f"{at} ({plugin.name}) cannot train incrementally (no partial_fit); set "
             f"{at}.incremental to {hint} to retrain on all samples seen, charged as such"
         )
     if inc == "partial_fit" and not has_partial:
-        raise SpecError(f"{at}.incremental is partial_fit but method '{plugin.name}' has no "
+        raise ValueError(f"{at}.incremental is partial_fit but method '{plugin.name}' has no "
                         "partial_fit; use refit")
     if inc == "warm_start" and not has_warm:
-        raise SpecError(f"{at}.incremental is warm_start but method '{plugin.name}' has no "
+        raise ValueError(f"{at}.incremental is warm_start but method '{plugin.name}' has no "
                         "warm_start parameter; use refit")
     return inc
 

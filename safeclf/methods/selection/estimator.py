@@ -116,20 +116,23 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     # -- validation --------------------------------------------------------------------------
-    def check_spec(self, where: str = "params"):
-        """Validate what ``_parameter_constraints`` cannot: the classes, K ≥ 1, T ≥ K, costs,
-        and nesting of penalties for the coarse grid. Returns the resolved classes."""
-        classes = parse_classes(self.classes, self.incremental, where=f"{where}.classes",
+    def _validate_params(self):
+        super()._validate_params()
+        self.check_spec()
+
+    def check_spec(self):
+        """Validate what ``_parameter_constraints`` cannot: the classes, K ≥ 1, T ≥ K and
+        costs; a ``ValueError`` naming the parameter's path. Returns the resolved classes."""
+        classes = parse_classes(self.classes, self.incremental, where="classes",
                                 by_quanta=self.procedure == "bandit")
         K = len(classes)
         if self.budget < K:
-            raise SpecError(f"{where}.budget T={self.budget} is smaller than the number of "
-                            f"classes K={K}; every class needs at least one quantum")
+            raise ValueError(f"budget T={self.budget} is smaller than the number of classes "
+                             f"K={K}; every class needs at least one quantum")
         if self.cost == "given":
             missing = [m.index for m in classes if m.cost is None]
             if missing:
-                raise SpecError(f"{where}.classes[{missing[0]}].cost is required when "
-                                "cost is 'given'")
+                raise ValueError(f"classes[{missing[0]}].cost is required when cost is 'given'")
         return classes
 
     # -- fitting -------------------------------------------------------------------------------
@@ -163,7 +166,7 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
         the oracle: every class trained on the whole budget, the best in hindsight by (5).
         Only ``procedure="oracle"`` uses them to choose, and it requires them.
         """
-        self._validate_params()
+        super()._validate_params()
         X, y = validate_data(self, X, y, accept_sparse=False)
         check_classification_targets(y)
         classes = self.check_spec()
