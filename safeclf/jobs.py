@@ -7,6 +7,7 @@ job does not stop the others.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import traceback
@@ -135,9 +136,34 @@ def _save_model(path, est, task: Task, dentry: dict, job: dict) -> None:
         "classes": _plain(getattr(est, "classes_", None))})
 
 
-def run_job(payload: dict[str, Any]) -> JobResult:
+def run_path(payloads: list[dict[str, Any]]) -> list[JobResult]:
+    """Run the jobs of one path unit (see :func:`safeclf.spec.path_units`): the same data,
+    seed and method, one grid point each, in grid order. The plugin's ``fit_path`` fits them
+    in turn, each from the previous solution; each point's record is exactly what
+    :func:`run_job` makes for it (its ``fit_seconds`` the time of its own step of the path)."""
+    if len(payloads) == 1:
+        return [run_job(payloads[0])]
+    path: dict[str, Any] = {}
+
+    def step(i, plugin, est, task):
+        if "fits" not in path:  # the first point to get here starts the path for all
+            ests = [plugin.build(p["job"]["params"], random_state=p["job"]["seed"])
+                    for p in payloads]
+            path["fits"] = enumerate(plugin.fit_path(ests, task))
+        for k, out in path["fits"]:  # points whose job failed before fitting are passed over
+            if k == i:
+                if isinstance(out, BaseException):
+                    raise out
+                return out
+        raise RuntimeError(f"the path ended before its grid point {i}")
+
+    return [run_job(p, fit=functools.partial(step, i)) for i, p in enumerate(payloads)]
+
+
+def run_job(payload: dict[str, Any], fit=None) -> JobResult:
     """Run one job described by ``payload`` (job fields, dataset entry, method entry, metric
-    names) and return its result."""
+    names) and return its result. ``fit(plugin, estimator, task)`` replaces the
+    plugin's fit (:func:`run_path` passes the next step of a path)."""
     from safeclf import registry
     from safeclf.metrics import evaluate
 
@@ -172,7 +198,7 @@ def run_job(payload: dict[str, Any]) -> JobResult:
                 est, declared = outcome.estimator, outcome.promises
             else:
                 est = plugin.build(job["params"], random_state=job["seed"])
-                est = plugin.fit(est, task) or est
+                est = (plugin.fit(est, task) if fit is None else fit(plugin, est, task)) or est
                 declared = None
                 result.fit_seconds = time.perf_counter() - t0
             result.solver_status, result.n_iter = solver_status.of_estimator(est)

@@ -75,6 +75,9 @@ class MethodPlugin:
     scaling : bool
         Whether a ``preprocess`` step may rescale X (false when the rows a method needs are
         in X's units, as robust_socp's uncertainty is).
+    path_params : tuple of str
+        Parameters whose grid a spec may ask to solve as a path (``path: <name>`` on the
+        method entry): one job fits the grid points in order through :meth:`fit_path`.
     """
 
     name: str
@@ -84,6 +87,7 @@ class MethodPlugin:
     plots: Mapping[str, PlotFn] = field(default_factory=dict)
     auto_plots: tuple[str, ...] = ()
     scaling: bool = True
+    path_params: tuple[str, ...] = ()
 
     # -- parameters -----------------------------------------------------------------------
     def defaults(self) -> dict[str, Any]:
@@ -174,6 +178,28 @@ class MethodPlugin:
         """Fit ``estimator`` on ``task.train`` with the keywords this plugin needs."""
         params = estimator.get_params(deep=False)
         return estimator.fit(task.train.X, task.train.y, **self.fit_params(task, params))
+
+    def fit_path(self, estimators, task):
+        """Fit ``estimators`` (one per grid point, in grid order) on ``task``; yield each fitted
+        estimator, or the exception its fit raised. Each fit after the first starts from the
+        previous fitted model when the estimator has scikit-learn's ``warm_start`` parameter:
+        the previous estimator takes the next point's parameters with ``warm_start=True`` and
+        is fitted again (a copy is yielded). After a failed point the next starts cold."""
+        import copy
+
+        current = None
+        for est in estimators:
+            try:
+                params = est.get_params(deep=False)
+                if current is not None and "warm_start" in params:
+                    current.set_params(**dict(params, warm_start=True))
+                else:
+                    current = est
+                current = self.fit(current, task) or current
+                yield copy.deepcopy(current)
+            except Exception as exc:  # reported on this point's job; the path goes on
+                current = None
+                yield exc
 
     def report(self, estimator, task) -> Report:
         """Method-specific metrics and details; override in a subclass. The default asks the

@@ -18,7 +18,7 @@ from typing import Any
 from safeclf import registry, runs
 from safeclf.errors import DataError, SafeclfError, SpecError
 from safeclf.result import JobResult
-from safeclf.spec import Job, Spec, check, expand, load_spec, parse
+from safeclf.spec import Job, Spec, check, expand, load_spec, parse, path_units
 
 
 @dataclass
@@ -186,14 +186,15 @@ def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=
     it finishes."""
     import joblib
 
-    from safeclf.jobs import run_job
+    from safeclf.jobs import run_path
 
     log = (run_dir / "run.log").open("a", encoding="utf-8")
     try:
-        work = payloads(spec, jobs, run_dir)
+        # a unit is one job, or the grid points of a path (methods[i].path), in one worker
+        units = [payloads(spec, unit, run_dir) for unit in path_units(spec, jobs)]
         stream = joblib.Parallel(return_as="generator_unordered")(
-            joblib.delayed(run_job)(p) for p in work)
-        for result in stream:
+            joblib.delayed(run_path)(u) for u in units)
+        for result in (r for records in stream for r in records):
             runs.write_json(runs.result_path(run_dir, result.id), result.to_record())
             line = (f"{time.strftime('%H:%M:%S')} {result.status.value:6s} {result.id} "
                     f"{result.dataset} {result.method} {result.params} seed={result.seed}")

@@ -82,6 +82,7 @@ class MethodEntry(_Strict):
     datasets: list[str] | None = Field(None, min_length=1)
     save_model: bool | None = None  # overrides the spec's save_models for this method
     certify: Certify | None = None
+    path: str | None = None  # a grid parameter whose points one job solves in order (warm)
 
 
 class PlotEntry(BaseModel):
@@ -520,6 +521,11 @@ def check(spec: Spec) -> None:
             raise SpecError(f"methods[{i}].certify: method '{m.method}' has no rate constraint "
                             "to certify (certified training needs a plugin with "
                             "tightened_params, such as ramp)")
+        if m.path is not None:
+            if m.certify is not None:
+                raise SpecError(f"methods[{i}].path: a method with certify is fitted by the "
+                                "certified training, not as a path; drop one of the two")
+            _check_path(m, plugin, f"methods[{i}].path")
         plot_kinds |= set(plugin.plots)
     for i, name in enumerate(spec.metrics):
         if name not in METRICS:
@@ -617,6 +623,17 @@ def _check_metric_names(spec: Spec) -> None:
             verify(f"plots[{i}].{key}", extra.get(key), extra.get("methods"))
 
 
+def _check_path(m: MethodEntry, plugin, where: str) -> None:
+    if m.path not in plugin.path_params:
+        can = (f"it can for {', '.join(repr(p) for p in plugin.path_params)}"
+               if plugin.path_params else "it declares no path parameter")
+        raise SpecError(f"{where}: method '{m.method}' cannot solve a grid of '{m.path}' as a "
+                        f"path ({can})")
+    if not is_grid(m.params.get(m.path)):
+        raise SpecError(f"{where}: '{m.path}' must be given as a grid "
+                        f"(params.{m.path}: {{grid: [...]}}) to be solved as a path")
+
+
 # --------------------------------------------------------------------------------------------
 # expansion
 
@@ -642,6 +659,28 @@ def count_jobs(spec: Spec) -> int:
     return total
 
 
+def path_units(spec: Spec, jobs: list[Job]) -> list[list[Job]]:
+    """``jobs`` grouped into what one worker runs: a method entry with ``path: <param>`` puts
+    the jobs that differ only in that parameter into one unit, in grid order (solved as a
+    path, each point starting from the previous one); every other job is a unit of its own."""
+    units: list[list[Job]] = []
+    where: dict[tuple, int] = {}
+    for j in jobs:
+        path = spec.methods[j.method_index].path
+        if path is None:
+            units.append([j])
+            continue
+        rest = json.dumps({k: v for k, v in j.params.items() if k != path}, sort_keys=True,
+                          default=str)
+        key = (j.dataset_index, j.seed, j.fold, j.method_index, rest)
+        if key in where:
+            units[where[key]].append(j)
+        else:
+            where[key] = len(units)
+            units.append([j])
+    return units
+
+
 def expand(spec: Spec) -> list[Job]:
     """All jobs of the spec, in a stable order (dataset, seed, fold, method, grid point)."""
     jobs = []
@@ -653,7 +692,8 @@ def expand(spec: Spec) -> list[Job]:
                 for mi, m in enumerate(spec.methods):
                     if not spec.runs_on(mi, di):
                         continue
-                    mkey = dict(m.model_dump(mode="json", exclude={"params", "save_model"}),
+                    # ``path`` only says how the jobs are run, not what they are: not in the id
+                    mkey = dict(m.model_dump(mode="json", exclude={"params", "save_model", "path"}),
                                 name=spec.method_label(mi))
                     for point in grid_points(m.params, f"methods[{mi}].params"):
                         jid = _job_id(dkey, mkey, point, seed, fold)

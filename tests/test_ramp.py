@@ -27,6 +27,7 @@ def _data(n=400, seed=0):
 
 
 def _fit(constraints, rows, X, y, **kw):
+    kw.setdefault("lam", "1/n")  # λ's choice is tested on its own (lam: auto)
     est = RampClassifier(constraints=constraints, **kw)
     return est.fit(X, y, **{k: rows[k] for k in est.rows_needed()})
 
@@ -51,7 +52,7 @@ CASES = [
 @pytest.mark.parametrize("spec,sense", CASES, ids=[c[0]["rate"] + str(i) for i, c in enumerate(CASES)])
 def test_each_constraint_holds_on_training_data(spec, sense):
     X, y, rows = _data()
-    free = RampClassifier().fit(X, y)
+    free = RampClassifier(lam="1/n").fit(X, y)
     con = _fit([spec], rows, X, y)
     row = con.constraint_values_[0]
     target = row["target"]
@@ -84,7 +85,7 @@ def test_error_constraint_against_a_coverage_objective():
 
 def test_egregious_examples_are_classified_correctly():
     X, y, rows = _data(seed=3)
-    free = RampClassifier().fit(X, y)
+    free = RampClassifier(lam="1/n").fit(X, y)
     wrong = np.flatnonzero(free.predict(X) != y)
     # four misclassified examples nearest the boundary are the "egregious" ones (at most
     # d + 1 = 5 points, so a linear rule can get them all right: the constraint is feasible)
@@ -147,7 +148,8 @@ def test_spec_errors_are_one_line_and_name_the_place(bad, fragment):
 def test_missing_rows_is_a_data_error():
     X, y, _ = _data()
     with pytest.raises(DataError, match="rows 'role'"):
-        RampClassifier(constraints=[{"rate": "churn", "max": 0.1, "subset": {"role": "d3"}}]).fit(
+        RampClassifier(constraints=[{"rate": "churn", "max": 0.1, "subset": {"role": "d3"}}],
+                       lam="1/n").fit(
             X, y, baseline=np.zeros(len(y)))
 
 
@@ -242,14 +244,14 @@ def test_sparse_input_stays_sparse_and_gives_the_same_model(monkeypatch):
 
 def test_randomized_prediction_is_reproducible():
     X, y, _ = _data(n=200)
-    est = RampClassifier(prediction="randomized", random_state=0).fit(X, y)
+    est = RampClassifier(prediction="randomized", lam="1/n", random_state=0).fit(X, y)
     assert np.array_equal(est.predict(X), est.predict(X))
     assert set(np.unique(est.predict(X))) <= {0, 1}
 
 
 def test_an_inactive_constraint_gets_a_zero_multiplier():
     X, y, rows = _data()
-    free = RampClassifier().fit(X, y)
+    free = RampClassifier(lam="1/n").fit(X, y)
     loose = float(np.mean(free.predict_proba(X)[:, 1])) + 0.1  # coverage bound above the free fit
     est = _fit([{"rate": "coverage", "max": min(loose, 1.0)}], rows, X, y)
     # the final convex step has the constraint slack, so its multiplier is exactly 0 (the path

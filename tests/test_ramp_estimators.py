@@ -14,7 +14,7 @@ from safeclf.methods.ramp.zafar import ZafarSVM, group_mean_difference
 
 # All checks run; the two sklearn skips are its array-API checks (SCIPY_ARRAY_API unset).
 # FairlearnEG is not checked: it cannot fit without `groups` (fairlearn's own contract).
-@parametrize_with_checks([RampClassifier(max_mm_iter=3), ZafarSVM(),
+@parametrize_with_checks([RampClassifier(max_mm_iter=3, lam="1/n"), ZafarSVM(),
                           ThresholdedSVM(recall_min=0.9)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

@@ -4,6 +4,12 @@ The predefined split is kept (32,561 training rows, 16,281 test rows, in ``rows[
 groups are the ``sex`` column (``rows["groups"]``, privileged group ``Male``), the label is
 1 for ``>50K``. Categorical columns are one-hot encoded (a missing ``?`` becomes all zeros);
 numeric columns are left as they are (use the dataset's ``preprocess: standardize``).
+
+``n_rows`` keeps a uniform random subsample of that many of the 48,842 pooled rows, drawn with
+``subsample_seed`` (the same rows for every seed of a spec: the seeds then vary the split, as
+for any other data set); columns are encoded before subsampling, so every subsample has the full
+data set's columns. A subsample keeps each row's predefined-split mark, but is meant to be split
+with ``split: {test: ...}``.
 """
 
 from __future__ import annotations
@@ -46,9 +52,12 @@ def load_adult(
     sparse: bool = False,
     drop: list[str] | None = None,
     folder: str | None = None,
+    n_rows: int | None = None,
+    subsample_seed: int = 0,
 ):
     """Adult with its predefined split; ``sensitive_as_feature`` keeps ``sex`` among the
-    features, ``sparse`` returns a CSR matrix, ``drop`` removes columns before encoding."""
+    features, ``sparse`` returns a CSR matrix, ``drop`` removes columns before encoding,
+    ``n_rows`` keeps a random subsample of that many rows (drawn with ``subsample_seed``)."""
     import pandas as pd
 
     base = folder or str(project_data_dir() / "adult")
@@ -62,11 +71,17 @@ def load_adult(
     categorical = [c for c in features.columns if c not in NUMERIC]
     encoded = pd.get_dummies(features, columns=categorical, dtype=float)
     X = encoded.to_numpy(dtype=float)
+    split = np.array(["train"] * len(train) + ["test"] * len(test))
+    if n_rows is not None:
+        if not 10 <= n_rows <= X.shape[0]:
+            raise DataError(f"adult: n_rows must be between 10 and {X.shape[0]}, got {n_rows}")
+        keep = np.sort(np.random.default_rng(subsample_seed).choice(X.shape[0], n_rows,
+                                                                    replace=False))
+        X, y, groups, split = X[keep], y[keep], groups[keep], split[keep]
     if sparse:
         import scipy.sparse as sp
 
         X = sp.csr_matrix(X)
-    split = np.array(["train"] * len(train) + ["test"] * len(test))
     return checked(
         "adult", X, y, rows={"groups": groups, "split": split},
         info={"feature_names": list(encoded.columns), "privileged_group": "Male"},

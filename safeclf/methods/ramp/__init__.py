@@ -28,6 +28,7 @@ class RampPlugin(RowsPlugin):
             "cp_iterations": float(sum(estimator.n_cp_iter_)),
             "duality_gap": float(estimator.duality_gap_),
             "solver_seconds": float(estimator.fit_seconds_),
+            "lam": float(estimator.lam_),
         }
         targets = {row["name"]: row["target"] for row in estimator.constraint_values_}
         for row in estimator.constraint_values_:
@@ -57,6 +58,7 @@ class RampPlugin(RowsPlugin):
             "cp_iterations": estimator.n_cp_iter_,
             "duality_gap": estimator.duality_gap_,
             "lambda": estimator.lam_,
+            "lambda_cv": estimator.lam_cv_,
             "bias": ("regularised: weight of a constant feature s = "
                      f"{estimator.intercept_scaling}" if estimator.fit_intercept else "none"),
             "history": estimator.history_,
@@ -105,4 +107,5 @@ plugin = RampPlugin(
     summary="ramp-loss linear classifier with dataset constraints (Goh et al. 2016)",
     needs=(),
     plots=PLOTS,
+    path_params=("kappa", "target"),
 )
