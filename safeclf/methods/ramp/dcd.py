@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from safeclf.jit import njit
+from numba import njit  # cache folder: set once in safeclf/__init__.py
 
 CHECK_EVERY = 8
 SPARSE_BELOW = 0.5  # density below which a dense X is read as CSR
