@@ -31,12 +31,17 @@ check-configs: install
 
 reproduce: install
 	$(BIN)/pip install -q -e ".[dev,bench]"
-	@for f in configs/*.yaml; do echo "== safeclf run $$f --check"; $(BIN)/safeclf run $$f --check || exit 1; done
-	@for f in benchmarks/reproduce_*.py; do [ -e "$$f" ] || continue; echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	@fail=""; for f in configs/*.yaml; do echo "== safeclf run $$f --check"; \
+	  $(BIN)/safeclf run $$f --check || fail="$$fail $$f"; done; \
+	for f in benchmarks/reproduce_*.py; do [ -e "$$f" ] || continue; echo "== $$f"; \
+	  $(BIN)/python $$f || fail="$$fail $$f"; done; \
+	if [ -n "$$fail" ]; then echo "!! not met:$$fail"; exit 1; fi
 
 bench: install
 	$(BIN)/pip install -q -e ".[dev,bench]"
-	@for f in benchmarks/*.py; do case $$f in */reproduce_*) continue;; esac; echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	@fail=""; for f in benchmarks/*.py; do case $$f in */reproduce_*) continue;; esac; \
+	  echo "== $$f"; $(BIN)/python $$f || fail="$$fail $$f"; done; \
+	if [ -n "$$fail" ]; then echo "!! targets missed:$$fail"; exit 1; fi
 
 lint: install
 	$(BIN)/ruff check safeclf tests benchmarks
