@@ -22,7 +22,7 @@ import numpy as np
 
 from safeclf.errors import SpecError, closest
 from safeclf.result import ok_rows
-from safeclf.runs import load_run, metric_columns
+from safeclf.runs import load_run, mean_std, metric_columns
 
 DEFAULT_KEYS = ["dataset", "method", "params"]
 TEST = "paired t-test over matching seeds (scipy.stats.ttest_rel), two-sided"
@@ -144,8 +144,7 @@ def compare(run_dirs: list[str | Path], metric: str | None = None,
         for i, (label, per) in enumerate(zip(labels, cells)):
             g = per.get(key)
             values = g[metric].to_numpy(float) if g is not None else np.array([])
-            row[label] = values.mean() if values.size else math.nan
-            row[f"{label} ±"] = values.std(ddof=1) if values.size > 1 else math.nan
+            row[label], row[f"{label} ±"] = mean_std(values)
             row[f"{label} n"] = int(values.size)
             if i == 0:
                 continue

@@ -144,7 +144,7 @@ def _numeric(frame, col):
 def bar(frame, spec: PlotEntry, fig_axes):
     fig, axes = fig_axes
     metric = spec.model_extra.get("metric", "test_error")
-    from safeclf.runs import varying_by_method
+    from safeclf.runs import mean_std, varying_by_method
 
     varying = varying_by_method(frame)
     order = list(dict.fromkeys(frame["method"]))
@@ -155,8 +155,9 @@ def bar(frame, spec: PlotEntry, fig_axes):
         for (method, params), g in settings:
             v = _numeric(g, metric).dropna() if metric in g else []
             labels.append(_label(method, params, varying[method]))
-            means.append(np.mean(v) if len(v) else np.nan)
-            stds.append(np.std(v, ddof=1) if len(v) > 1 else 0.0)
+            mean, std = mean_std(v, few=0.0)
+            means.append(mean)
+            stds.append(std)
         x = np.arange(len(labels))
         ax.bar(x, means, yerr=stds, capsize=3, color="tab:blue", alpha=0.8)
         ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
@@ -179,14 +180,15 @@ def _bound_line(ax, spec: PlotEntry) -> None:
 
 def _xy_points(frame, x, y):
     """Mean and std of x and y per (dataset, method, params)."""
+    from safeclf.runs import mean_std
+
     out = []
     for (dataset, method, params), g in frame.groupby(["dataset", "method", "params"], sort=False):
         xs, ys = _numeric(g, x), _numeric(g, y)
         keep = xs.notna() & ys.notna()
         if keep.any():
-            several = keep.sum() > 1
-            out.append((dataset, method, params, xs[keep].mean(), xs[keep].std(ddof=1) if several else 0,
-                        ys[keep].mean(), ys[keep].std(ddof=1) if several else 0))
+            out.append((dataset, method, params, *mean_std(xs[keep], few=0.0),
+                        *mean_std(ys[keep], few=0.0)))
     return out
 
 

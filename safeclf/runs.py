@@ -19,6 +19,7 @@ Layout of ``runs/<YYYYMMDD-HHMMSS>-<name>/``::
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import time
@@ -249,15 +250,23 @@ def _short_params(params_json: str, keys: list[str], width: int = 40) -> str:
     return ", ".join(shown) or "-"
 
 
-def _mean_std(values) -> str:
+def mean_std(values, few: float = math.nan) -> tuple[float, float]:
+    """Mean and sample standard deviation (ddof=1) of ``values``: the one way summary, compare
+    and plots aggregate over seeds. The mean of no values is NaN; the std of fewer than two
+    values is ``few`` (NaN in tables, 0 for error bars)."""
     import numpy as np
 
     values = np.asarray(values, dtype=float)
-    if values.size == 0:
+    mean = float(values.mean()) if values.size else math.nan
+    return mean, (float(values.std(ddof=1)) if values.size > 1 else few)
+
+
+def _mean_std(values) -> str:
+    n = len(values)
+    mean, std = mean_std(values)
+    if n == 0:
         return "-"
-    if values.size == 1:
-        return f"{values[0]:.4g}"
-    return f"{values.mean():.4g} ± {values.std(ddof=1):.2g}"
+    return f"{mean:.4g}" if n == 1 else f"{mean:.4g} ± {std:.2g}"
 
 
 #: Arrow types of the identity columns of the metrics table; every other column (parameters,
