@@ -164,15 +164,12 @@ class Checked:
 
 # -- intervals --------------------------------------------------------------------------------
 def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Exact two-sided interval for a binomial proportion from k successes in n trials."""
-    from scipy.stats import beta
-
+    """Exact two-sided interval for a binomial proportion from k successes in n trials: the
+    two one-sided bounds, each at (1 − confidence) / 2."""
     if n <= 0:
         return float("nan"), float("nan")
     a = (1.0 - confidence) / 2.0
-    lo = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
-    hi = 1.0 if k == n else float(beta.ppf(1.0 - a, k + 1, n - k))
-    return lo, hi
+    return clopper_pearson_lower(k, n, a), clopper_pearson_upper(k, n, a)
 
 
 def clopper_pearson_upper(k: int, n: int, delta: float) -> float:
