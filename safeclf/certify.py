@@ -24,6 +24,18 @@ relative half-widths of the two group rates at the safety part's group sizes, pr
 the privileged rate of a pilot fit (the plain constraint on the candidate part) and at the
 protected rate κ' s_p(B) the candidate will hold (a fixed point in κ'); κ' may exceed 1 (a
 protected rate above the privileged one) and is capped at :data:`KAPPA_CAP`.
+
+Settings chosen by cross-validation. Where a plugin's fit would choose a hyperparameter by
+cross-validating against its own (tightened) constraints — ramp's ``lam: auto`` — that choice
+is blind to the safety test: a constraint s_p(A) ≥ κ' s_p(B) at κ' ≈ 2–3 is met on every fold
+by a classifier predicting (almost) no positives, which the safety test can only reject. So the
+plugin lists its settings instead (``candidate_params(params, task)``, one per λ), each gets its
+own pilot and tightened bounds (the tightening depends on the rates the setting's pilot
+reaches), and certified training keeps the setting whose *predicted safety test* passes with the
+smallest out-of-fold error (:func:`predicted_test`: CV_FOLDS-fold out-of-fold predictions on
+the candidate part, rates taken at the safety part's sizes, half-widths doubled as in the
+Seldonian engine); if no setting is predicted to pass, the one with the largest margin. Only the
+candidate part is used; the safety part is touched once, by the test.
 """
 
 from __future__ import annotations
@@ -43,6 +55,8 @@ from safeclf.promises import (
 NO_SOLUTION = "no_solution"
 #: The largest internal ratio target (a protected rate 3× the privileged one).
 KAPPA_CAP = 3.0
+#: Folds of the cross-validation that predicts each setting's safety test.
+CV_FOLDS = 3
 
 
 @dataclass
@@ -131,21 +145,114 @@ def tightened_ratio(kappa: float, sense: str, pilot: Evidence, sizes: Evidence,
     return float(kappa * max(0.0, 1 - 2 * rhoB) / (1 + 2 * rhoA))
 
 
-def safety_bound(p: Promise, ev: Evidence, d: float) -> tuple[float, bool]:
-    """The one-sided bound on ``p``'s quantity from the safety part and whether it passes."""
+def safety_bound(p: Promise, ev: Evidence, d: float, inflate: float = 1.0) -> tuple[float, bool]:
+    """The one-sided bound on ``p``'s quantity from the evidence ``ev`` and whether it passes.
+
+    ``inflate`` scales each Clopper–Pearson half-width (bound − estimate): 1 is the safety
+    test; candidate selection predicts it with 2 (the Seldonian engine's inflation), since a
+    candidate whose predicted bound passes only barely fails the real test about half the
+    time."""
+    def lower(k, n):
+        bound = clopper_pearson_lower(k, n, d)
+        if inflate == 1.0:
+            return bound
+        r = k / n if n > 0 else 0.0
+        return max(0.0, r - inflate * (r - bound))
+
+    def upper(k, n):
+        bound = clopper_pearson_upper(k, n, d)
+        if inflate == 1.0:
+            return bound
+        r = k / n if n > 0 else 1.0
+        return min(1.0, r + inflate * (bound - r))
+
     if p.quantity.kind == "ratio":
         if p.sense == ">=":
-            lo_a, hi_b = clopper_pearson_lower(ev.k, ev.n, d), clopper_pearson_upper(ev.k2, ev.n2, d)
+            lo_a, hi_b = lower(ev.k, ev.n), upper(ev.k2, ev.n2)
             value = lo_a / hi_b if hi_b > 0 else 0.0
             return value, value >= p.bound
-        hi_a, lo_b = clopper_pearson_upper(ev.k, ev.n, d), clopper_pearson_lower(ev.k2, ev.n2, d)
+        hi_a, lo_b = upper(ev.k, ev.n), lower(ev.k2, ev.n2)
         value = hi_a / lo_b if lo_b > 0 else float("inf")
         return value, value <= p.bound
     if p.sense == "<=":
-        value = clopper_pearson_upper(ev.k, ev.n, d)
+        value = upper(ev.k, ev.n)
         return value, value <= p.bound
-    value = clopper_pearson_lower(ev.k, ev.n, d)
+    value = lower(ev.k, ev.n)
     return value, value >= p.bound
+
+
+def _margin(p: Promise, value: float) -> float:
+    """How far a predicted bound is on the promised side: ≥ 1 passes."""
+    if p.sense == ">=":
+        return value / p.bound if p.bound > 0 else (np.inf if value >= 0 else -np.inf)
+    return p.bound / value if value > 0 else np.inf
+
+
+def _at_sizes(ev: Evidence, sizes: Evidence) -> Evidence:
+    """``ev``'s rates at the safety part's sizes (fractional counts)."""
+    def scaled(k, n, m):
+        return (k / n) * m if n else 0.0
+
+    if ev.k2 is None:
+        return Evidence(scaled(ev.k, ev.n, sizes.n), sizes.n)
+    return Evidence(scaled(ev.k, ev.n, sizes.n), sizes.n, scaled(ev.k2, ev.n2, sizes.n2), sizes.n2)
+
+
+def _tightened(promises, pilot, cand_task, sizes, d) -> list[float]:
+    """Each promise's internal bound, from the pilot's rates on the candidate part."""
+    y_c, pred_c = _positive(pilot, cand_task.train)
+    out = []
+    for p, size in zip(promises, sizes, strict=True):
+        if p.quantity.kind == "ratio":
+            ev = rate_evidence(p.quantity, y_c, pred_c, cand_task.train.rows)
+            out.append(tightened_ratio(p.bound, p.sense, ev, size, d))
+        else:
+            out.append(tightened_rate(p.bound, p.sense, size.n, d))
+    return out
+
+
+def predicted_test(plugin, params: dict, cand_task, promises, sizes, d: float,
+                   seed: int) -> dict:
+    """Cross-validated prediction of the safety test for one setting, on the candidate part
+    only: out-of-fold predictions of :data:`CV_FOLDS` fits, each promise's rates from them
+    taken at the safety part's sizes, and its bound with the half-widths doubled
+    (:func:`safety_bound` with ``inflate=2``). Returns the out-of-fold error and the smallest
+    margin over the promises (≥ 1: predicted to pass); a fold without a feasible fit gives
+    margin −inf."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from safeclf.data import Task
+    from safeclf.errors import InfeasibleError, SolverError
+
+    train = cand_task.train
+    y = np.asarray(train.y)
+    pred = np.zeros(y.shape[0], dtype=bool)
+    classes = None
+    folds = StratifiedKFold(CV_FOLDS, shuffle=True, random_state=seed + 7)
+    try:
+        for tr, va in folds.split(np.zeros(y.shape[0]), y):
+            fold = Task(dataset=cand_task.dataset, train=train.take(tr), test=cand_task.test,
+                        cal=cand_task.cal, info=cand_task.info, seed=cand_task.seed)
+            est = plugin.build(params, random_state=seed)
+            est = plugin.fit(est, fold) or est
+            classes = np.asarray(est.classes_)
+            pred[va] = _positive(est, train.take(va))[1]
+    except (InfeasibleError, SolverError):
+        return {"error": float("nan"), "margin": -np.inf}
+    y_pos = y == classes[-1]
+    margin = min(_margin(p, safety_bound(
+        p, _at_sizes(rate_evidence(p.quantity, y_pos, pred, train.rows), size), d, inflate=2.0)[0])
+        for p, size in zip(promises, sizes, strict=True))
+    return {"error": float(np.mean(pred != y_pos)), "margin": float(margin)}
+
+
+def _choose(table: list[dict]) -> int:
+    """The setting certified training keeps: among those predicted to pass the safety test,
+    the smallest out-of-fold error; if none is, the largest margin."""
+    ok = [i for i, r in enumerate(table) if r["margin"] >= 1 and np.isfinite(r["error"])]
+    if ok:
+        return min(ok, key=lambda i: table[i]["error"])
+    return max(range(len(table)), key=lambda i: table[i]["margin"])
 
 
 def certified_fit(plugin, params: dict, task, delta: float, fraction: float, seed: int) -> Outcome:
@@ -158,15 +265,24 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
     cand_task, safe = split_train(task, fraction, seed)
     record = {"delta": delta, "fraction": fraction, "n_candidate": len(cand_task.train),
               "n_safety": len(safe)}
-    try:
-        pilot = plugin.build(params, random_state=seed)
-        pilot = plugin.fit(pilot, cand_task) or pilot
-    except SafeclfError as exc:
-        record.update(reason=f"candidate selection: {exc}")
+    hook = getattr(plugin, "candidate_params", None)
+    settings = hook(params, cand_task) if hook is not None else [params]
+    promises, pilots = None, []
+    for setting in settings:
+        try:
+            pilot = plugin.build(setting, random_state=seed)
+            pilot = plugin.fit(pilot, cand_task) or pilot
+        except SafeclfError as exc:
+            record.update(reason=f"candidate selection: {exc}")
+            continue
+        if promises is None:
+            promises = [p for p in plugin.promises(pilot, cand_task) if p.kind != "none"]
+            if not promises or any(p.quantity.kind not in ("rate", "ratio") for p in promises):
+                raise ValueError(f"method '{plugin.name}' declares no rate promise to certify")
+        pilots.append((setting, pilot))
+    if not pilots:
         return Outcome(None, [], record)
-    promises = [p for p in plugin.promises(pilot, cand_task) if p.kind != "none"]
-    if not promises or any(p.quantity.kind not in ("rate", "ratio") for p in promises):
-        raise ValueError(f"method '{plugin.name}' declares no rate promise to certify")
+    record.pop("reason", None)
     m = sum(n_bounds(p) for p in promises)
     d = delta / m
     certified = [replace(p, kind="high_confidence", delta=delta,
@@ -177,19 +293,26 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
                          note=("certified for predict on held-back rows (union bound over "
                                f"{m} one-sided Clopper–Pearson bounds)"))
                  for p in promises]
-    classes = np.asarray(pilot.classes_)
-    y_c, pred_c = _positive(pilot, cand_task.train)
-    internal = []
-    for p in promises:
-        sizes = _sizes(p, safe, classes)
-        if p.quantity.kind == "ratio":
-            ev = rate_evidence(p.quantity, y_c, pred_c, cand_task.train.rows)
-            internal.append(tightened_ratio(p.bound, p.sense, ev, sizes, d))
-        else:
-            internal.append(tightened_rate(p.bound, p.sense, sizes.n, d))
+    sizes = [_sizes(p, safe, np.asarray(pilots[0][1].classes_)) for p in promises]
+    candidates = []
+    for setting, pilot in pilots:
+        internal = _tightened(promises, pilot, cand_task, sizes, d)
+        candidates.append((plugin.tightened_params(setting, internal), internal))
+    chosen = 0
+    if len(candidates) > 1:
+        table = []
+        for (tparams, internal), (setting, _) in zip(candidates, pilots, strict=True):
+            row = predicted_test(plugin, tparams, cand_task, promises, sizes, d, seed)
+            table.append({"setting": _difference(setting, params), "internal_bounds": internal,
+                          **row})
+        chosen = _choose(table)
+        for i, row in enumerate(table):
+            row["chosen"] = i == chosen
+        record["candidates"] = table
+    tparams, internal = candidates[chosen]
     record["internal_bounds"] = {p.name: b for p, b in zip(promises, internal, strict=True)}
     try:
-        est = plugin.build(plugin.tightened_params(params, internal), random_state=seed)
+        est = plugin.build(tparams, random_state=seed)
         est = plugin.fit(est, cand_task) or est
     except SafeclfError as exc:
         record.update(reason=f"candidate selection at the tightened bounds: {exc}")
@@ -207,3 +330,8 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
             f"{k} bound {v['bound']:.4g}" for k, v in tests.items() if not v["passed"])
         return Outcome(None, certified, record)
     return Outcome(est, certified, record)
+
+
+def _difference(setting: dict, params: dict) -> dict:
+    """The entries of ``setting`` that differ from ``params``."""
+    return {k: v for k, v in setting.items() if params.get(k) != v}

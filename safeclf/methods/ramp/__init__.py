@@ -6,6 +6,8 @@ cutting-plane dual (``cutting_plane``), the inner weighted SVM (``svm``), the es
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 
 from safeclf.groups import ratio, resolve
@@ -74,6 +76,17 @@ class RampPlugin(RowsPlugin):
 
         return constraint_promises(estimator) or [
             no_promise(self.name, "no constraints: the plain ramp-loss classifier")]
+
+    def candidate_params(self, params, task) -> list[dict]:
+        """The settings certified training chooses among on ``task``'s training rows: one per
+        λ of the grid when ``lam`` would be chosen by cross-validation there (each with its
+        own tightened bounds and its predicted safety test, :mod:`safeclf.certify`), else
+        ``[params]``."""
+        est = self.build(params)
+        y = np.asarray(task.train.y)
+        if isinstance(est.lam, Real) or not est._lam_by_cv(y):
+            return [params]
+        return [{**params, "lam": lam} for lam in est._lam_values(y.shape[0])]
 
     def tightened_params(self, params, bounds):
         """Parameters with each constraint's bound replaced (for certified training)."""

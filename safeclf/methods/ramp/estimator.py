@@ -264,13 +264,23 @@ class RampClassifier(LinearBinaryClassifier):
     # -- choosing λ ----------------------------------------------------------------------------
     def _lam(self, X, y, rows, privileged_group=None):
         """λ and the cross-validation table (None when λ was not chosen by it)."""
-        n = X.shape[0]
         if isinstance(self.lam, Real):
             return float(self.lam), None
-        auto = self.lam == "auto" or (self.lam is None and n < LAM_AUTO_ROWS)
-        if not auto or np.bincount(np.unique(y, return_inverse=True)[1]).min() < self.cv:
-            return 1.0 / n, None  # "1/n", or too few rows of a class for cv folds
+        if not self._lam_by_cv(y):
+            return 1.0 / X.shape[0], None  # "1/n", or too few rows of a class for cv folds
         return self._choose_lam(X, y, rows, privileged_group)
+
+    def _lam_by_cv(self, y) -> bool:
+        """Whether ``fit`` on these training labels chooses λ by cross-validation."""
+        y = np.asarray(y)
+        auto = self.lam == "auto" or (self.lam is None and y.shape[0] < LAM_AUTO_ROWS)
+        return auto and np.bincount(np.unique(y, return_inverse=True)[1]).min() >= self.cv
+
+    def _lam_values(self, n: int) -> list[float]:
+        """The λ values "auto" chooses among for n training rows, ascending."""
+        if self.lam_grid is not None:
+            return sorted(float(v) for v in self.lam_grid)
+        return [10.0 ** e / n for e in (0.0, 0.5, 1.0, 1.5, 2.0)]
 
     def _choose_lam(self, X, y, rows, privileged_group=None):
         """λ by k-fold cross-validation of the objective rate (the deterministic or
@@ -288,8 +298,7 @@ class RampClassifier(LinearBinaryClassifier):
         from sklearn.model_selection import StratifiedKFold
 
         n = X.shape[0]
-        grid = sorted(float(v) for v in self.lam_grid) if self.lam_grid is not None else [
-            10.0 ** e / n for e in (0.0, 0.5, 1.0, 1.5, 2.0)]
+        grid = self._lam_values(n)
         seed = check_random_state(self.random_state).randint(2**31 - 1)
         folds = list(StratifiedKFold(self.cv, shuffle=True, random_state=seed).split(X, y))
         base = clone(self).set_params(n_jobs=None)

@@ -1,0 +1,117 @@
+"""Certified training's choice among a plugin's settings (safeclf/certify.py): the predicted
+safety test, the choice rule, and ramp's ``lam: auto`` as a list of settings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from safeclf import certify as C
+from safeclf import promises as P
+from safeclf.data import Part, Task
+
+
+def _ratio_promise(bound=0.8, sense=">="):
+    q = P.Quantity("ratio", "predicted_positive", groups="groups", privileged="M")
+    return P.Promise("constraint_fairness_ratio", "ratio", q, sense, bound, "training", "test")
+
+
+def _task(n, seed, test=500):
+    """Two groups, the protected one (F) with fewer positives; a label-driven feature."""
+    rng = np.random.default_rng(seed)
+    m = n + test
+    g = np.where(rng.random(m) < 0.5, "M", "F")
+    y = (rng.random(m) < np.where(g == "M", 0.5, 0.25)).astype(int)
+    X = rng.normal(size=(m, 3)) + np.c_[1.2 * (2 * y - 1), 0.8 * (g == "M"), np.zeros(m)]
+    return Task("toy", Part(X[:n], y[:n], {"groups": g[:n]}),
+                Part(X[n:], y[n:], {"groups": g[n:]}), info={"privileged_group": "M"})
+
+
+def test_the_predicted_bound_doubles_each_half_width():
+    p, ev, d = _ratio_promise(), P.Evidence(30, 100, 40, 100), 0.025
+    lo, hi = P.clopper_pearson_lower(30, 100, d), P.clopper_pearson_upper(40, 100, d)
+    plain, ok = C.safety_bound(p, ev, d)
+    assert plain == lo / hi and ok == (lo / hi >= 0.8)
+    doubled, _ = C.safety_bound(p, ev, d, inflate=2.0)
+    assert doubled == pytest.approx((0.3 - 2 * (0.3 - lo)) / (0.4 + 2 * (hi - 0.4)))
+    assert doubled < plain
+    # a rate bound (<=): the upper bound moves up
+    q = P.Quantity("rate", "predicted_positive")
+    rate = P.Promise("r", "rate", q, "<=", 0.2, "training", "test")
+    up1, _ = C.safety_bound(rate, P.Evidence(10, 100), d)
+    up2, _ = C.safety_bound(rate, P.Evidence(10, 100), d, inflate=2.0)
+    assert up2 == pytest.approx(0.1 + 2 * (up1 - 0.1))
+
+
+def test_choice_prefers_predicted_passes_then_error_else_the_largest_margin():
+    table = [{"error": 0.10, "margin": 0.9}, {"error": 0.20, "margin": 1.3},
+             {"error": 0.15, "margin": 1.1}, {"error": float("nan"), "margin": -np.inf}]
+    assert C._choose(table) == 2  # predicted to pass (margin >= 1) with the smaller error
+    table = [{"error": 0.10, "margin": 0.4}, {"error": 0.20, "margin": 0.7},
+             {"error": float("nan"), "margin": -np.inf}]
+    assert C._choose(table) == 1  # none predicted to pass: the most likely to
+
+
+def test_ramp_lists_one_setting_per_lam_only_where_lam_is_cross_validated():
+    from safeclf.methods.ramp import plugin
+    from safeclf.methods.ramp.estimator import LAM_AUTO_ROWS
+
+    base = {"constraints": [{"rate": "fairness_ratio", "kappa": 0.8}]}
+    small, large = _task(600, 0), _task(LAM_AUTO_ROWS + 10, 0, test=10)
+    for lam in ("1/n", 0.01):
+        assert plugin.candidate_params({**base, "lam": lam}, small) == [{**base, "lam": lam}]
+    assert plugin.candidate_params(base, large) == [base]  # None means 1/n from 2,000 rows
+    settings = plugin.candidate_params(base, small)  # None means auto below
+    assert [s["lam"] for s in settings] == pytest.approx(
+        [10.0 ** e / 600 for e in (0, 0.5, 1, 1.5, 2)])
+    grid = plugin.candidate_params({**base, "lam": "auto", "lam_grid": [0.3, 0.01]}, large)
+    assert [s["lam"] for s in grid] == [0.01, 0.3]
+
+
+class _Plugin:
+    """The two plugin calls the predicted test makes, around any scikit-learn classifier."""
+
+    def __init__(self, make):
+        self.make = make
+
+    def build(self, params, random_state=None):
+        return self.make(**params)
+
+    def fit(self, est, task):
+        return est.fit(task.train.X, task.train.y)
+
+
+def test_the_predicted_test_rejects_a_setting_that_predicts_no_positives():
+    from sklearn.dummy import DummyClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    task = _task(1500, 1)
+    promise, sizes = _ratio_promise(0.5), [P.Evidence(0, 400, 0, 400)]
+    # a constant "negative" classifier meets any ratio constraint written s_p(A) ≥ κ s_p(B)
+    # in linear form, but no safety test can certify it
+    flat = C.predicted_test(_Plugin(DummyClassifier), {"strategy": "constant", "constant": 0},
+                            task, [promise], sizes, 0.025, 0)
+    fit = C.predicted_test(_Plugin(LogisticRegression), {}, task, [promise], sizes, 0.025, 0)
+    assert flat["margin"] == 0.0
+    assert fit["margin"] > 0.3 and fit["error"] < flat["error"]
+    # the margin is the out-of-fold ratio's doubled-half-width bound over κ
+    assert fit["margin"] < 1 / 0.5
+
+
+def test_certified_ramp_with_lam_auto_chooses_a_lam_by_its_predicted_safety_test():
+    from safeclf.methods.ramp import plugin
+
+    task = _task(2000, 2)
+    grid = [1 / 1400, 10 / 1400, 100 / 1400]
+    params = {"constraints": [{"rate": "fairness_ratio", "kappa": 0.8}], "lam": "auto",
+              "lam_grid": grid}
+    out = C.certified_fit(plugin, params, task, delta=0.05, fraction=0.3, seed=0)
+    table = out.record["candidates"]
+    assert [r["setting"]["lam"] for r in table] == grid
+    assert [r["chosen"] for r in table].count(True) == 1
+    chosen = C._choose(table)
+    assert table[chosen]["chosen"]
+    assert out.record["internal_bounds"]["constraint_fairness_ratio"] == (
+        table[chosen]["internal_bounds"][0])
+    assert out.passed, out.record
+    assert out.estimator.lam_ == grid[chosen] and out.estimator.lam_cv_ is None
