@@ -159,6 +159,59 @@ def test_ramp_promise_per_constraint_checked_on_test():
     del rows
 
 
+def test_a_ramp_training_promise_gets_each_verdict_from_the_data_it_meets():
+    """One fitted model, one training-only promise (ratio ≥ 0.5, about inactive: the model's own
+    ratio is about 0.58): held on a large test part like the training data, inconclusive on a
+    small one, violated on one where the protected group's features shift away from the
+    positives (a covariate shift the training data never showed)."""
+    from safeclf.methods.ramp import RampClassifier, plugin
+
+    def part(n, seed, shift_f=0.0):
+        rng = np.random.default_rng(seed)
+        g = np.where(rng.random(n) < 0.5, "M", "F")
+        y = (rng.random(n) < np.where(g == "M", 0.5, 0.25)).astype(int)
+        X = rng.normal(size=(n, 3)) + np.c_[1.2 * (2 * y - 1) - shift_f * (g == "F"),
+                                             0.8 * (g == "M"), np.zeros(n)]
+        return Part(X, y, {"groups": g})
+
+    train = part(1000, 0)
+    est = RampClassifier(constraints=[{"rate": "fairness_ratio", "kappa": 0.5}], lam="1/n")
+    verdicts = {}
+    for name, test in (("same", part(20000, 1)), ("small", part(30, 2)),
+                       ("shifted", part(20000, 3, shift_f=2.5))):
+        task = Task("toy", train, test, info={"privileged_group": "M"})
+        if name == "same":
+            est = plugin.fit(est, task) or est
+        (p,) = plugin.promises(est, task)
+        rec = P.check(plugin, [p], est, task, 0.95)[0]
+        pred = est.predict(test.X) == 1
+        g = np.asarray(test.rows["groups"])
+        assert rec["estimate"] == pytest.approx(pred[g == "F"].mean() / pred[g == "M"].mean())
+        assert rec["lower"] <= rec["estimate"] <= rec["upper"]
+        verdicts[name] = rec["verdict"]
+    assert verdicts == {"same": "holds", "small": "inconclusive", "shifted": "violated"}
+
+
+def test_robust_socp_chance_constraint_is_violated_by_a_law_outside_its_information():
+    from safeclf.datasets.uncertain import load_uncertain_synthetic
+    from safeclf.jobs import split_task
+    from safeclf.methods.robust_socp import plugin
+    from safeclf.methods.robust_socp.estimator import RobustSOCPClassifier
+
+    ds = load_uncertain_synthetic(n_samples=200, separation=3.0, random_state=2)
+    task = split_task(ds, {"dataset": "u", "split": {"test": 0.5}}, 0, None)
+    est = RobustSOCPClassifier(formulation="MM-SBMV", epsilon=0.1, C=10, n_monte_carlo=0)
+    est = plugin.fit(est, task) or est
+    (p,) = plugin.promises(est, task)
+    # every realisation moved 3 units across the boundary: far outside each point's support
+    y_pm = np.where(task.test.y == est.classes_[1], 1.0, -1.0)
+    step = 3.0 * est.coef_ / np.linalg.norm(est.coef_)
+    R = np.asarray(task.test.rows["realisations"], float)
+    task.test.rows["realisations"] = R - y_pm[:, None, None] * step[None, None, :]
+    rec = P.check(plugin, [p], est, task, 0.95)[0]
+    assert rec["verdict"] == "violated" and rec["lower"] > 0.1 and rec["n"] == R.shape[0] * R.shape[1]
+
+
 def test_robust_socp_chance_constraint_holds_with_a_valid_bound():
     from safeclf.datasets.uncertain import load_uncertain_synthetic
     from safeclf.jobs import split_task
