@@ -104,8 +104,8 @@ def _condition_text(e: Expectation, rhs_value: float | None) -> str:
         sel += [f"{k}={v}" for k, v in target.where.items()]
         tol = f" + {e.tolerance:g}" if e.tolerance and op in ("<=", "<") else \
             f" − {e.tolerance:g}" if e.tolerance else ""
-        return (f"{op} {target.agg or e.agg}({target.metric or e.metric}) [{', '.join(sel)}]{tol}"
-                f" = {rhs_value:.4g}")
+        return (f"{op} {target.agg or e.agg}({target.metric or e.metric}) [{', '.join(sel)}]"
+                f" = {rhs_value:.4g}{tol}")
     if e.tolerance:
         return f"{op} {target:g} {'+' if op in ('<=', '<') else '−'} {e.tolerance:g}"
     return f"{op} {target:g}"
