@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from safeclf.datasets.nested import load_nested
-from safeclf.methods.selection import BudgetedSelection
+from safeclf.methods.selection import BudgetedSelection, plugin
 
 CLASSES = [{"method": "sgd", "params": {"loss": "log_loss", "average": True},
             "features": [1, 2, 3, 4, 6, 8, 10, 12]}]
@@ -45,7 +45,7 @@ def main() -> None:
             est = BudgetedSelection(classes=CLASSES, budget=T, quantum=args.quantum,
                                     random_state=seed)
             est.fit(X, y, X_hindsight=Xt, y_hindsight=yt)
-            m = est.safeclf_report(_Task(Xt, yt)).metrics
+            m = plugin.report(est, _Task(Xt, yt)).metrics
             sub.append(m["suboptimal_share"] * T)
             share.append(m["suboptimal_share"])
             picked.append(m["picked_oracle"])

@@ -10,6 +10,10 @@ Binary conventions: the *positive* class is the larger label (``classes[-1]``: `
 MC-SVM, whose safe class is ``+1``, ``fpr`` is the share of unsafe points predicted safe.
 A metric that cannot be computed from what is available (no probabilities, no groups, a
 multi-class problem for a binary rate) is ``nan``.
+
+A randomised rule (ramp's: predict positive with probability p(x)) is evaluated by the same
+functions: given ``Outputs.randomized`` = p, ``error``, ``positive_rate``, ``fairness_ratio``
+and ``churn`` are their expected values under the rule (rates of expectations).
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ class Outputs:
     proba: np.ndarray | None = None
     rows: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
+    randomized: np.ndarray | None = None
+    """P(predict positive) per row of a binary randomised rule, or None."""
 
     @property
     def binary(self) -> bool:
@@ -71,6 +77,13 @@ def group_positive_rates(pred, groups, positive) -> dict[Any, float]:
     return {g: positive_rate(pred[groups == g], positive) for g in np.unique(groups)}
 
 
+def expected_disagreement(p, positive) -> float:
+    """Share of rows whose prediction differs from a binary label (``positive``: the label is
+    the positive class), in expectation when the rule predicts positive with probability
+    ``p``."""
+    return float(np.mean(np.where(np.asarray(positive, bool), 1.0 - p, p)))
+
+
 def fairness_ratio(pred, groups, positive, privileged=None) -> float:
     """s_p(protected) / s_p(privileged) (:mod:`safeclf.groups`); without a named privileged
     group, the smallest group rate over the largest."""
@@ -83,6 +96,8 @@ def fairness_ratio(pred, groups, positive, privileged=None) -> float:
 
 @metric("error", "share misclassified")
 def _error(o: Outputs) -> float:
+    if o.randomized is not None:
+        return expected_disagreement(o.randomized, np.asarray(o.y) == o.positive)
     return float(np.mean(o.pred != o.y))
 
 
@@ -122,6 +137,8 @@ def _roc_auc(o: Outputs) -> float:
 
 @metric("positive_rate", "s_p: share predicted positive (coverage)")
 def _positive_rate(o: Outputs) -> float:
+    if o.randomized is not None:
+        return float(np.mean(o.randomized))
     return positive_rate(o.pred, o.positive) if o.binary else float("nan")
 
 
@@ -162,13 +179,16 @@ def _fairness(o: Outputs):
     direction = G.resolve(info=o.info)
     if not o.binary or "groups" not in o.rows:
         return direction.ratio_name(), float("nan")
-    return direction.ratio_name(), G.ratio(o.pred == o.positive, o.rows["groups"], direction)
+    p = o.pred == o.positive if o.randomized is None else o.randomized
+    return direction.ratio_name(), G.ratio(p, o.rows["groups"], direction)
 
 
 @metric("churn", "share of predictions differing from a deployed model's (rows 'baseline')")
 def _churn(o: Outputs) -> float:
     if "baseline" not in o.rows:
         return float("nan")
+    if o.randomized is not None:
+        return expected_disagreement(o.randomized, np.asarray(o.rows["baseline"]) == o.positive)
     return float(np.mean(o.pred != np.asarray(o.rows["baseline"])))
 
 

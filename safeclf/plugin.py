@@ -67,6 +67,9 @@ class MethodPlugin:
     needs : tuple of str
         ``"calibration"`` for a calibration split (passed as ``X_cal``, ``y_cal``), or names of
         dataset ``rows`` entries passed to ``fit`` under the same keyword.
+    uses : tuple of str
+        Dataset ``rows`` entries the plugin's :meth:`report` reads when the dataset gives them
+        (never required, never passed to ``fit``): mcsvm compares models per ``source``.
     plots : mapping of str to PlotFn
         Plot kinds this method adds to the spec's ``plots`` vocabulary.
     auto_plots : tuple of str
@@ -84,6 +87,7 @@ class MethodPlugin:
     estimator: type
     summary: str = ""
     needs: tuple[str, ...] = ()
+    uses: tuple[str, ...] = ()
     plots: Mapping[str, PlotFn] = field(default_factory=dict)
     auto_plots: tuple[str, ...] = ()
     scaling: bool = True
@@ -202,10 +206,10 @@ class MethodPlugin:
                 yield exc
 
     def report(self, estimator, task) -> Report:
-        """Method-specific metrics and details; override in a subclass. The default asks the
-        estimator for ``safeclf_report(task)`` if it has one."""
-        hook = getattr(estimator, "safeclf_report", None)
-        return hook(task) if hook is not None else Report()
+        """Method-specific metrics and details of the fitted ``estimator`` on ``task``;
+        override in a subclass (the estimator exposes fitted attributes, the plugin turns them
+        into a report). The default reports nothing beyond the shared metrics."""
+        return Report()
 
     # -- promises ----------------------------------------------------------------------------
     def promises(self, estimator, task) -> list:

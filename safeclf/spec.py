@@ -568,7 +568,7 @@ def reported_metrics(spec: Spec, method_index: int) -> set[str] | None:
 
     m = spec.methods[method_index]
     plugin = registry.get_method(m.method)
-    if type(plugin).report is not MethodPlugin.report or hasattr(plugin.estimator, "safeclf_report"):
+    if type(plugin).report is not MethodPlugin.report:
         return None
     parts = {"train", "test"}
     if any(d.split.calibration for i, d in enumerate(spec.datasets) if spec.runs_on(method_index, i)):

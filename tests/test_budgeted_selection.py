@@ -182,7 +182,7 @@ def test_suboptimal_share_falls_with_the_budget(nested):
     for T in (12, 60):
         est = BudgetedSelection(classes=prefix_classes([2, 6, 10, 12]), budget=T, quantum=60,
                                 random_state=0).fit(X, y, X_hindsight=Xt, y_hindsight=yt)
-        rep = est.safeclf_report(_Task(Xt, yt))
+        rep = plugin.report(est, _Task(Xt, yt))
         assert rep.metrics["oracle_class"] == 4  # d = 12 carries all the signal
         shares.append(rep.metrics["suboptimal_share"])
     assert shares[1] < shares[0]
@@ -197,7 +197,7 @@ def test_oracle_uniform_coarse_grid_and_halving_report(nested):
     for proc in ("oracle", "coarse_grid", "uniform", "halving"):
         est = BudgetedSelection(procedure=proc, **common).fit(X, y, X_hindsight=Xt,
                                                                y_hindsight=yt)
-        reports[proc] = (est, est.safeclf_report(_Task(Xt, yt)))
+        reports[proc] = (est, plugin.report(est, _Task(Xt, yt)))
     o_est, o = reports["oracle"]
     assert o.metrics["excess_risk"] == 0.0 and o.metrics["picked_oracle"] == 1.0
     assert o.metrics["oracle_class"] == 5  # d = 12

@@ -58,3 +58,31 @@ def test_unavailable_inputs_give_nan():
     for name in ("log_loss", "fairness_ratio", "churn"):
         value = METRICS[name][0](o)
         assert np.isnan(value[1] if isinstance(value, tuple) else value), name
+
+
+def test_randomised_rule_gives_expected_values():
+    """With ``randomized`` = P(predict positive), error, positive rate, churn and the fairness
+    ratio are expectations under the rule: at p in {0, 1} the deterministic values, and in
+    between the mean over many draws of the rule."""
+    rng = np.random.default_rng(3)
+    n = 400
+    y = rng.choice([-1, 1], n)
+    groups = rng.choice(["a", "b"], n)
+    base = rng.choice([-1, 1], n)
+    rows, info = {"groups": groups, "baseline": base}, {"privileged_group": "a"}
+    names = ("error", "positive_rate", "fairness_ratio", "churn")
+    classes = np.array([-1, 1])
+    hard = rng.choice([-1, 1], n)
+    as_hard = evaluate(names, Outputs(y, hard, classes, rows=rows, info=info), "t")
+    as_rule = evaluate(names, Outputs(y, hard, classes, rows=rows, info=info,
+                                      randomized=(hard == 1).astype(float)), "t")
+    assert as_rule == pytest.approx(as_hard)
+    p = rng.uniform(0.1, 0.9, n)
+    expected = evaluate(names, Outputs(y, hard, classes, rows=rows, info=info, randomized=p), "t")
+    draws = [evaluate(names, Outputs(y, np.where(rng.uniform(size=n) < p, 1, -1), classes,
+                                     rows=rows, info=info), "t") for _ in range(3000)]
+    for key in ("t_error", "t_positive_rate", "t_churn"):  # linear: exact in expectation
+        assert expected[key] == pytest.approx(np.mean([d[key] for d in draws]), abs=3e-3)
+    # the ratio of expected group rates, not the expected ratio: its own closed form
+    prot, priv = groups != "a", groups == "a"
+    assert expected["t_fairness_ratio"] == pytest.approx(p[prot].mean() / p[priv].mean())

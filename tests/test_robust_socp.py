@@ -176,7 +176,7 @@ def test_error_measures_are_ordered():
     task = Task("u", d.all.take(np.arange(100)), d.all.take(np.arange(100, 200)))
     est = RobustSOCPClassifier("MM-SMV", epsilon=0.1, n_monte_carlo=0).fit(
         task.train.X, task.train.y, uncertainty=task.train.rows["uncertainty"])
-    m = est.safeclf_report(task).metrics
+    m = plugin.report(est, task).metrics
     # the mean lies in its set: misclassified means are robust errors; straddling sets too
     assert m["test_nominal_error"] <= m["test_robust_error"]
     assert m["test_undecided_rate"] <= m["test_robust_error"]

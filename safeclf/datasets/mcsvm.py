@@ -21,12 +21,12 @@ def load_gaussian_priors(
     random_state: int = 0,
 ):
     """One ``gaussians`` data set per prior in ``p_pos`` (label +1 = safe S with that prior,
-    −1 = unsafe U), ``n_samples`` points in all, split as evenly as possible, stacked. ``rows
-    ["source"]`` holds each point's prior, so a method can fit one model per data set (MC-SVM
-    Example 2) or one on all of them (Example 3). ``info["gaussians"]`` is the distribution of
-    the stacked data: the same moments with p_pos = the share-weighted mean prior.
-    ``compare_sources`` sets ``info["compare_sources"]``: methods that can (``mcsvm``) then also
-    fit one model per source and report how much they differ."""
+    −1 = unsafe U), ``n_samples`` points in all, split as evenly as possible, stacked: a
+    method fits one model on all of them (MC-SVM Example 3). ``info["gaussians"]`` is the
+    distribution of the stacked data: the same moments with p_pos = the share-weighted mean
+    prior. With ``compare_sources``, ``rows["source"]`` holds each point's prior, so methods
+    that compare models fitted per source data set can (``mcsvm`` reports the angle between
+    their w, Example 2)."""
     priors = [float(p) for p in p_pos]
     if not priors:
         raise DataError("gaussian_priors: p_pos must list at least one prior")
@@ -45,12 +45,13 @@ def load_gaussian_priors(
     X, y, source = np.vstack(Xs), np.concatenate(ys), np.concatenate(src)
     info["gaussians"]["p_pos"] = float(np.dot(priors, sizes) / sizes.sum())
     info["gaussians"]["p_pos_sources"] = priors
-    info["compare_sources"] = bool(compare_sources)
-    return checked("gaussian_priors", X, y, rows={"source": source}, info=info)
+    rows = {"source": source} if compare_sources else {}
+    return checked("gaussian_priors", X, y, rows=rows, info=info)
 
 
 gaussian_priors = DatasetPlugin(
     "gaussian_priors", load_gaussian_priors,
-    "several two-Gaussian data sets with different priors p_S, stacked (rows 'source' = p_S)",
+    "several two-Gaussian data sets with different priors p_S, stacked (rows 'source' = p_S "
+    "with compare_sources)",
     provides=("source",),
 )

@@ -336,8 +336,3 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
                 note="one model's FPR may exceed ε; its mean over calibration draws may not")]
         return [no_promise("mcsvm", self.guarantee_)]
 
-    def safeclf_report(self, task):
-        from safeclf.methods.mcsvm.report import report
-
-        return report(self, task)
-

@@ -7,12 +7,6 @@ Modules: :mod:`.objective` (the batch likelihood, its gradient and the chunked k
 """
 
 from safeclf.methods.proset.model import ProsetClassifier
-from safeclf.plugin import MethodPlugin
-
-plugin = MethodPlugin(
-    name="proset",
-    estimator=ProsetClassifier,
-    summary="prototype set classifier (Ruf): kernel prototypes with sparse feature weights",
-)
+from safeclf.methods.proset.plugin import plugin
 
 __all__ = ["ProsetClassifier", "plugin"]

@@ -20,7 +20,6 @@ from threadpoolctl import threadpool_limits
 from safeclf.errors import DataError
 from safeclf.methods.proset.objective import BatchObjective, kernel_sum
 from safeclf.methods.proset.sampling import check_min_cases, draw_candidates
-from safeclf.plugin import Report
 from safeclf.solver_status import SolverStatus, iteration_status, settle, worst
 
 _EPS = np.finfo(float).eps
@@ -393,26 +392,6 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         names = self._feature_names(feature_names)
         table.attrs["active_features"] = [names[d] for d in self.active_features_]
         return table
-
-    def safeclf_report(self, task) -> Report:
-        """Metrics: number of active features, prototypes and batches (and the search's
-        choice); details: the per-batch fit log and the search table."""
-        if self.reference_ is not None:
-            return Report(metrics={"n_batches": float(self.best_params_["n_batches"])},
-                          details={"engine": "package", "search": (self.search_ or {}).get("table")})
-        metrics = {"n_active_features": float(self.active_features_.size),
-                   "n_prototypes": float(self.n_prototypes_),
-                   "n_batches": float(len(self.batches_)),
-                   "batch_fit_seconds": float(sum(r["seconds"] for r in self.fit_log_)),
-                   "kernel_buffer_mb": float(max([r["kernel_buffer_bytes"] for r in self.fit_log_],
-                                                 default=0) / 2**20)}
-        details = {"batches": self.fit_log_,
-                   "chosen": {k: float(v) for k, v in self.best_params_.items()}}
-        if self.search_ is not None:
-            metrics["chosen_lambda_v"] = float(self.best_params_["lambda_v"])
-            metrics["chosen_lambda_w"] = float(self.best_params_["lambda_w"])
-            details["search"] = self.search_["table"]
-        return Report(metrics=metrics, details=details)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

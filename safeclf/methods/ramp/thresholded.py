@@ -103,12 +103,17 @@ class ThresholdedSVM(LinearBinaryClassifier):
         self.intercept_ = b
         return self
 
-    def safeclf_report(self, task) -> Report:
+
+class ThresholdedPlugin(RowsPlugin):
+    """Reports the ``report`` constraints and ``monitor`` rates of the thresholded model on
+    every part, under the ramp method's metric names."""
+
+    def report(self, estimator, task) -> Report:
         from safeclf.methods.ramp.estimator import monitor_values
 
-        _, cons, monitors = self._parsed()
+        _, cons, monitors = estimator._parsed()
         # ratio constraints take their direction once, from the training part (safeclf.groups)
-        train = FitData(np.asarray(task.train.y) == self.classes_[1],
+        train = FitData(np.asarray(task.train.y) == estimator.classes_[1],
                         {k: v for k, v in task.train.rows.items() if not isinstance(v, dict)})
         try:
             cons = [c.resolved(train, task.info.get("privileged_group"))
@@ -117,8 +122,8 @@ class ThresholdedSVM(LinearBinaryClassifier):
             raise DataError(f"thresholded_svm: {exc}") from None
         metrics = {}
         for part_name, part in task.parts().items():
-            p = (self.decision_function(part.X) > 0).astype(float)
-            data = FitData(np.asarray(part.y) == self.classes_[1],
+            p = (estimator.decision_function(part.X) > 0).astype(float)
+            data = FitData(np.asarray(part.y) == estimator.classes_[1],
                            {k: v for k, v in part.rows.items() if not isinstance(v, dict)})
             for c in cons:
                 try:
@@ -127,10 +132,10 @@ class ThresholdedSVM(LinearBinaryClassifier):
                     metrics[f"{part_name}_constraint_{c.name}"] = float("nan")
             metrics.update({f"{part_name}_{k}": v
                             for k, v in monitor_values(monitors, data, p).items()})
-        return Report(metrics, {"recall_target": getattr(self, "recall_target_", None)})
+        return Report(metrics, {"recall_target": getattr(estimator, "recall_target_", None)})
 
 
-plugin = RowsPlugin(
+plugin = ThresholdedPlugin(
     name="thresholded_svm",
     estimator=ThresholdedSVM,
     summary="unconstrained linear SVM with its bias shifted to reach a recall (churn baseline)",

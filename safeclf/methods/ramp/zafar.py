@@ -23,7 +23,7 @@ from safeclf.conic import solve_conic
 from safeclf.errors import DataError
 from safeclf.groups import resolve
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
-from safeclf.plugin import MethodPlugin
+from safeclf.plugin import MethodPlugin, Report
 from safeclf.routing import ROUTING_HINT, requested
 from safeclf.solver_status import settle
 
@@ -135,12 +135,6 @@ class ZafarSVM(LinearBinaryClassifier):
         self.covariance_ = float(xbar @ self.coef_)
         return self
 
-    def safeclf_report(self, task):
-        from safeclf.plugin import Report
-
-        return Report({"covariance": self.covariance_, "train_objective": self.objective_},
-                      {"covariance": self.covariance_})
-
 
 class ZafarPlugin(MethodPlugin):
     """Passes the dataset's privileged group with the groups (:mod:`safeclf.groups`)."""
@@ -150,6 +144,11 @@ class ZafarPlugin(MethodPlugin):
 
         return estimator.fit(task.train.X, task.train.y, **self.fit_params(task),
                              **privileged_keyword(estimator, task))
+
+    def report(self, estimator, task) -> Report:
+        return Report({"covariance": estimator.covariance_,
+                       "train_objective": estimator.objective_},
+                      {"covariance": estimator.covariance_})
 
 
 plugin = ZafarPlugin(

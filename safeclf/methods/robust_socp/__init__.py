@@ -11,16 +11,7 @@ is :mod:`safeclf.uncertainty`, shared with the uncertain-data loaders.
 from safeclf.methods.robust_socp.estimator import RobustSOCPClassifier
 from safeclf.methods.robust_socp.formulations import FORMULATIONS
 from safeclf.methods.robust_socp.nu import nu
-from safeclf.plugin import MethodPlugin
+from safeclf.methods.robust_socp.plugin import plugin
 from safeclf.uncertainty import Uncertainty
-
-plugin = MethodPlugin(
-    name="robust_socp",
-    estimator=RobustSOCPClassifier,
-    summary="chance-constrained SOCP classifiers for uncertain data (Bernstein MM-SBMV…, "
-            "Chebyshev MM-MC, SVM)",
-    needs=("uncertainty",),
-    scaling=False,  # the uncertainty rows are in X's units: a scaler would leave them behind
-)
 
 __all__ = ["FORMULATIONS", "RobustSOCPClassifier", "Uncertainty", "nu", "plugin"]

@@ -261,39 +261,3 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         hits = margin < 1.0 - xi[None, :] - 1e-6
         return Evidence(int(hits.sum()), int(hits.size),
                         note=f"{hits.shape[1]} points × {hits.shape[0]} draws ({how})")
-
-    def safeclf_report(self, task):
-        from safeclf.plugin import Report
-
-        check_is_fitted(self)
-        obj = float(self.objective_)
-        metrics = {"margin": self.margin_, "objective": obj,
-                   "objective_lo": obj - self.OBJECTIVE_RTOL * abs(obj),
-                   "objective_hi": obj + self.OBJECTIVE_RTOL * abs(obj),
-                   "kappa": kappa(self.epsilon)}
-        details = {"formulation": self.formulation, "w": self.coef_.tolist(),
-                   "b": float(-self.intercept_),
-                   "box_binding": bool(getattr(self, "box_binding_", False))}
-        train, test = task.train, task.test
-        unc_tr = train.rows.get("uncertainty")
-        if unc_tr is not None:
-            ratios = self.radius_ratios(train.X, unc_tr)
-            if ratios.size:
-                metrics.update(radius_ratio=float(np.median(ratios)),
-                               radius_ratio_min=float(ratios.min()),
-                               radius_ratio_max=float(ratios.max()))
-            if self.n_monte_carlo > 0:
-                viol = self.chance_check(train.X, train.y, unc_tr)
-                worst = max(viol.values())
-                se = np.sqrt(self.epsilon * (1 - self.epsilon) / self.n_monte_carlo)
-                metrics.update(max_violation=worst,
-                               violation_excess=worst - (self.epsilon + 3 * se))
-                details["violation_by_law"] = viol
-        for part_name, part in (("train", train), ("test", test)):
-            if part is None or len(part) == 0:
-                continue
-            ev = self.evaluate(part.X, part.y, part.rows.get("uncertainty"),
-                               part.rows.get("realisations"))
-            for key, val in ev.items():
-                metrics[f"{part_name}_{key}"] = val
-        return Report(metrics=metrics, details=details)

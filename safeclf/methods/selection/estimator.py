@@ -18,10 +18,8 @@ from safeclf.methods.selection.classes import check_features, parse_classes
 from safeclf.methods.selection.penalty import (
     coarse_grid,
     gamma,
-    grid_size_bound,
     penalties_nondecreasing,
 )
-from safeclf.plugin import Report
 from safeclf.solver_status import of_estimator
 
 PROCEDURES = ("bandit", "coarse_grid", "uniform", "oracle", "halving")
@@ -259,54 +257,6 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X):
         cols = self._cols(X)
         return self.model_.predict_proba(cols)
-
-    # -- report --------------------------------------------------------------------------------
-    def safeclf_report(self, task) -> Report:
-        check_is_fitted(self)
-        K, T = len(self.model_classes_), int(self.budget)
-        test_risk = float(np.mean(self.predict(task.test.X) != task.test.y))
-        metrics = {
-            "budget": float(T),
-            "n_model_classes": float(K),
-            "chosen_class": float(self.chosen_ + 1),
-            "chosen_complexity": float(self.model_classes_[self.chosen_].complexity),
-            "chosen_test_risk": test_risk,
-            "coarse_grid_size": float(len(self.grid_)),
-            "coarse_grid_size_per_log_k": float(len(self.grid_) / np.log(K)) if K > 1
-            else float("nan"),
-            "compute_spent": float(self.compute_spent_),
-            "compute_ratio": float(self.compute_spent_ / T),
-        }
-        h = (self.full_penalty_ / max(self.full_penalty_[0], 1e-300)).tolist()
-        details = {
-            "procedure": self.procedure,
-            "class_names": [m.name for m in self.model_classes_],
-            "complexity": [m.complexity for m in self.model_classes_],
-            "incremental": [m.incremental for m in self.model_classes_],
-            "per_quantum": [int(v) for v in self.per_quantum_],
-            "quanta": self.allocation_.tolist(),
-            "path": [int(i) + 1 for i in self.path_],
-            "grid": [int(i) + 1 for i in self.grid_],
-            "grid_size_bound": grid_size_bound(h[0], h[-1], float(self.lam)),
-            "chosen_class": self.chosen_ + 1,
-            "penalty_full_budget": self.full_penalty_.tolist(),
-            **{k: v for k, v in self.selection_.extra.items()},
-        }
-        if hasattr(self, "oracle_class_"):
-            o = self.oracle_class_
-            oracle_risk = self.hindsight_risk_[o]
-            share = 1.0 - self.allocation_[o] / max(self.allocation_.sum(), 1e-300)
-            metrics.update({
-                "oracle_class": float(o + 1),
-                "oracle_test_risk": float(oracle_risk),
-                "excess_risk": test_risk - float(oracle_risk),
-                "suboptimal_share": float(share),
-                "picked_oracle": float(self.chosen_ == o),
-            })
-            details["oracle_class"] = o + 1
-            details["hindsight_risk"] = [float(v) for v in self.hindsight_risk_]
-            details["oracle_in_grid"] = bool(o in self.grid_)
-        return Report(metrics=metrics, details=details)
 
 
 def penalty_for(est: BudgetedSelection, i: int, n: float) -> float:

@@ -1,13 +1,13 @@
-"""What an MC-SVM job reports beyond the shared metrics, and the paper's experiments that do not
-fit a plain job:
+"""The paper's experiments that do not fit a plain MC-SVM job, as plain ``(metrics, details)``
+dictionaries; :class:`~safeclf.methods.mcsvm.plugin.MCSVMPlugin` turns them into a job's report:
 
 * always: the offset, the guarantee the calibration carries, the trained b_k, the share of the
   data's bounding box predicted safe (the size of the predicted safe region);
 * with the true distribution (dataset ``info["gaussians"]``): the exact ε-safe region Φ_ε of
   Prop. 3 for the same ε, its boundary (Appendix A), its FPR on the test part and its true FPR
   (Example 3), and the Monte-Carlo check that the unsafe share inside Φ_ε is ≤ ε;
-* with a ``source`` row and ``info["compare_sources"]`` (several data sets with different p_S,
-  Example 2): one model per source and the angle between their w;
+* with a ``source`` row (several data sets with different p_S, Example 2): one model per source
+  and the angle between their w;
 * with ``guarantee_draws`` > 0: that many fresh calibration sets from the true distribution, the
   offset recalibrated on each, and the share of draws whose true rate exceeds ε.
 """
@@ -22,54 +22,12 @@ from sklearn.base import clone
 
 from safeclf.methods.mcsvm import calibration as cal
 from safeclf.methods.mcsvm.safe_region import GaussianSafeRegion
-from safeclf.plugin import Report
 
 
-def _finite(v):
+def finite(v):
+    """``v`` as a float, or ``"inf"``/``"-inf"`` (JSON has no infinities)."""
     v = float(v)
     return v if np.isfinite(v) else ("inf" if v > 0 else "-inf")
-
-
-def report(est, task) -> Report:
-    metrics: dict[str, float] = {}
-    details: dict = {
-        "guarantee": est.guarantee_,
-        "calibration": est.calibration,
-        "calibration_details": {k: (_finite(v) if isinstance(v, float) else v)
-                                for k, v in est.calibration_details_.items()},
-        "offset": _finite(est.offset_),
-        "tau": est.tau_.tolist(),
-        "intercepts": est.intercepts_.tolist(),
-        "solver": est.solver_,
-    }
-    metrics["offset"] = float(np.clip(est.offset_, -1e300, 1e300))
-    metrics["n_tau"] = float(est.tau_.size)
-    if est.solver_ == "dual":
-        metrics["n_support"] = float(est.support_.size)
-        metrics["kkt_gap"] = float(est.kkt_gap_)
-    if getattr(est, "w_", None) is not None and est.kernel == "linear":
-        details["w"] = est.w_.tolist()
-    metrics["safe_region_box_fraction"] = safe_box_fraction(est, task)
-
-    g = task.info.get("gaussians") if isinstance(task.info, dict) else None
-    if g is not None:
-        if _coordinates_match(task, g):
-            m, d = exact_region(est, task, g)
-            metrics.update(m)
-            details.update(d)
-            if est.guarantee_draws > 0:
-                m, d = guarantee_draws(est, task, g)
-                metrics.update(m)
-                details.update(d)
-        else:
-            details["exact_region"] = ("skipped: the features do not look like draws from "
-                                       "info['gaussians'] (transformed by preprocessing?)")
-    src = task.train.rows.get("source") if task.train.rows else None
-    if task.info.get("compare_sources") and src is not None and np.unique(np.asarray(src)).size >= 2:
-        m, d = per_source_angle(est, task.train.X, task.train.y, np.asarray(src))
-        metrics.update(m)
-        details.update(d)
-    return Report(metrics=metrics, details=details)
 
 
 def safe_box_fraction(est, task, n: int = 20_000, seed: int = 0) -> float:
@@ -80,7 +38,7 @@ def safe_box_fraction(est, task, n: int = 20_000, seed: int = 0) -> float:
     return float(np.mean(est.score_samples_w(U) < est.offset_))
 
 
-def _coordinates_match(task, g) -> bool:
+def coordinates_match(task, g) -> bool:
     """True if the training features are plausibly draws from the Gaussian mixture in ``g``."""
     X = np.asarray(task.train.X, float)
     p = float(g["p_pos"])

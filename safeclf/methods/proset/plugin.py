@@ -1,0 +1,35 @@
+"""The ``proset`` plugin: what a prototype set job reports beyond the shared metrics."""
+
+from __future__ import annotations
+
+from safeclf.methods.proset.model import ProsetClassifier
+from safeclf.plugin import MethodPlugin, Report
+
+
+class ProsetPlugin(MethodPlugin):
+    def report(self, estimator, task) -> Report:
+        """Metrics: number of active features, prototypes and batches (and the search's
+        choice); details: the per-batch fit log and the search table."""
+        if estimator.reference_ is not None:
+            return Report(metrics={"n_batches": float(estimator.best_params_["n_batches"])},
+                          details={"engine": "package", "search": (estimator.search_ or {}).get("table")})
+        metrics = {"n_active_features": float(estimator.active_features_.size),
+                   "n_prototypes": float(estimator.n_prototypes_),
+                   "n_batches": float(len(estimator.batches_)),
+                   "batch_fit_seconds": float(sum(r["seconds"] for r in estimator.fit_log_)),
+                   "kernel_buffer_mb": float(max([r["kernel_buffer_bytes"] for r in estimator.fit_log_],
+                                                 default=0) / 2**20)}
+        details = {"batches": estimator.fit_log_,
+                   "chosen": {k: float(v) for k, v in estimator.best_params_.items()}}
+        if estimator.search_ is not None:
+            metrics["chosen_lambda_v"] = float(estimator.best_params_["lambda_v"])
+            metrics["chosen_lambda_w"] = float(estimator.best_params_["lambda_w"])
+            details["search"] = estimator.search_["table"]
+        return Report(metrics=metrics, details=details)
+
+
+plugin = ProsetPlugin(
+    name="proset",
+    estimator=ProsetClassifier,
+    summary="prototype set classifier (Ruf): kernel prototypes with sparse feature weights",
+)

@@ -1,0 +1,109 @@
+"""The ``ramp`` plugin: the rows a constraint set needs, and what a ramp job reports beyond the
+shared metrics."""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+
+from safeclf.methods.ramp.estimator import RampClassifier
+from safeclf.methods.ramp.plots import PLOTS
+from safeclf.methods.ramp.rows import RowsPlugin
+from safeclf.metrics import Outputs, evaluate
+from safeclf.plugin import Report
+
+
+class RampPlugin(RowsPlugin):
+    """Passes the rows entries the estimator's constraints name; reports each constraint's
+    value (deterministic and randomised) on every part, the multipliers and the solver's
+    iteration counts and duality gap."""
+
+    def report(self, estimator, task) -> Report:
+        metrics: dict[str, float] = {
+            "mm_iterations": float(estimator.n_mm_iter_),
+            "cp_iterations": float(sum(estimator.n_cp_iter_)),
+            "duality_gap": float(estimator.duality_gap_),
+            "solver_seconds": float(estimator.fit_seconds_),
+            "lam": float(estimator.lam_),
+        }
+        targets = {row["name"]: row["target"] for row in estimator.constraint_values_}
+        for row in estimator.constraint_values_:
+            name = row["name"]
+            metrics[f"train_constraint_{name}_randomized_violation"] = max(
+                0.0, -row["slack_randomized"])
+            metrics[f"constraint_{name}_target"] = float(row["target"])
+            metrics[f"constraint_{name}_multiplier"] = row["multiplier"]
+            metrics[f"constraint_{name}_active"] = float(row["multiplier"] > 0)
+        for part_name, part in task.parts().items():
+            for randomized in (False, True):
+                suffix = "_randomized" if randomized else ""
+                values = estimator.rate_values(part.X, part.y, part.rows, randomized)
+                for name, value in values.items():
+                    key = name if name == "objective" or name.startswith("monitor_") else (
+                        f"constraint_{name}")
+                    metrics[f"{part_name}_{key}{suffix}"] = float(value)
+                    if name in targets:
+                        metrics[f"{part_name}_{key}{suffix}_miss"] = float(
+                            abs(value - targets[name]))
+            metrics.update(_randomized_shared(estimator, part, part_name, task.info))
+        details = {
+            "multipliers": {r["name"]: r["multiplier"] for r in estimator.constraint_values_},
+            "constraints": estimator.constraint_values_,
+            "mm_iterations": estimator.n_mm_iter_,
+            "cp_iterations": estimator.n_cp_iter_,
+            "duality_gap": estimator.duality_gap_,
+            "lambda": estimator.lam_,
+            "lambda_cv": estimator.lam_cv_,
+            "bias": ("regularised: weight of a constant feature s = "
+                     f"{estimator.intercept_scaling}" if estimator.fit_intercept else "none"),
+            "history": estimator.history_,
+            "train_objective": estimator.objective_value_,
+        }
+        return Report(metrics, details)  # the runner makes details JSON-plain
+
+    def promises(self, estimator, task):
+        """One training-only promise per constraint (:mod:`safeclf.methods.ramp.promises`)."""
+        from safeclf.methods.ramp.promises import constraint_promises
+        from safeclf.promises import no_promise
+
+        return constraint_promises(estimator) or [
+            no_promise(self.name, "no constraints: the plain ramp-loss classifier")]
+
+    def candidate_params(self, params, task) -> list[dict]:
+        """The settings certified training chooses among on ``task``'s training rows: one per
+        λ of the grid when ``lam`` would be chosen by cross-validation there (each with its
+        own tightened bounds and its predicted safety test, :mod:`safeclf.certify`), else
+        ``[params]``."""
+        est = self.build(params)
+        y = np.asarray(task.train.y)
+        if isinstance(est.lam, Real) or not est._lam_by_cv(y):
+            return [params]
+        return [{**params, "lam": lam} for lam in est._lam_values(y.shape[0])]
+
+    def tightened_params(self, params, bounds):
+        """Parameters with each constraint's bound replaced (for certified training)."""
+        from safeclf.methods.ramp.promises import tightened_params
+
+        return tightened_params(params, bounds)
+
+
+def _randomized_shared(est, part, part_name, info):
+    """The shared metrics (:mod:`safeclf.metrics`) for the randomised rule: their expected
+    values under σ; the fairness ratio and churn where the part has their rows."""
+    names = ["error", "positive_rate"]
+    names += [n for n, row in (("fairness_ratio", "groups"), ("churn", "baseline"))
+              if row in part.rows]
+    outputs = Outputs(y=np.asarray(part.y), pred=est.predict(part.X), classes=est.classes_,
+                      rows=part.rows, info=info, randomized=est.predict_proba(part.X)[:, 1])
+    return evaluate(names, outputs, f"{part_name}_randomized")
+
+
+plugin = RampPlugin(
+    name="ramp",
+    estimator=RampClassifier,
+    summary="ramp-loss linear classifier with dataset constraints (Goh et al. 2016)",
+    needs=(),
+    plots=PLOTS,
+    path_params=("kappa", "target"),
+)
