@@ -22,6 +22,15 @@ objective of both (the package's likelihood weights the 2K sampling groups where
 ours, weights the K classes, so the two objectives are close but not identical: ours reaching
 the package's value is a like-for-like stage of the fit, not an identical point).
 
+The default ``weight_scale = 300`` of our L-BFGS-B (it sees w / weight_scale): prototype
+weights start at 1 but mostly end one to three orders of magnitude higher (median 60-200, 90th
+percentile 400-480 on Checker, XOR 6f and Digits), feature weights at ~0.3-16; with w / 300
+both are of order one. Measured (B = 1, M = 1,000, float32, seeds 0 and 1), against w / 10:
+2.6-5x fewer iterations on Digits, 2.2-3.1x on XOR 6f, on Checker 0.9x and 2.2x as many; final
+objective lower on 5 of the 6 runs, 8e-5 higher on the other. Without rescaling, L-BFGS-B
+needed 3.5x the iterations of w / 10 on XOR 6f and, on Digits, stopped on a plateau at
+objective 0.107 (w / 300: 0.073).
+
     .venv/bin/pip install -q proset && .venv/bin/python benchmarks/proset.py [--seed 0]
 """
 

@@ -125,7 +125,7 @@ def run(
 
 def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, profile, overrides,
          mlflow=None, mlflow_experiment=None):
-    from safeclf import report
+    from safeclf.console import print_jobs, print_outcome
     from safeclf.runner import Options
     from safeclf.runner import run as run_spec
 
@@ -140,9 +140,9 @@ def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, prof
     console = _console()
     outcome = run_spec(spec, opts, console=_console(stderr=True))
     if dry_run:
-        report.print_jobs(console, outcome.jobs)
+        print_jobs(console, outcome.jobs)
         return
-    report.print_outcome(console, outcome)
+    print_outcome(console, outcome)
     if outcome.exit_code:
         raise typer.Exit(outcome.exit_code)
 
@@ -163,7 +163,7 @@ def compare(
     def _compare():
         if promises:
             from safeclf.promise_report import compare as cmp_promises
-            from safeclf.tables import to_markdown
+            from safeclf.run_folder import to_markdown
 
             table = cmp_promises(runs)
             typer.echo(table.to_csv(index=False) if fmt is Format.csv else
@@ -226,9 +226,9 @@ def methods():
     """List method plugins and their parameters with defaults."""
 
     def _methods():
-        from safeclf import report
+        from safeclf.console import print_methods
 
-        report.print_methods(_console())
+        print_methods(_console())
 
     _guard(_methods)
 
@@ -238,9 +238,9 @@ def datasets():
     """List dataset loaders and their parameters."""
 
     def _datasets():
-        from safeclf import report
+        from safeclf.console import print_datasets
 
-        report.print_datasets(_console())
+        print_datasets(_console())
 
     _guard(_datasets)
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from safeclf.errors import SpecError, closest
 from safeclf.result import ok_rows
-from safeclf.runs import load_run, mean_std, metric_columns
+from safeclf.run_folder import load_run, mean_std, metric_columns
 
 DEFAULT_KEYS = ["dataset", "method", "params"]
 TEST = "paired t-test over matching seeds (scipy.stats.ttest_rel), two-sided"
@@ -175,7 +175,7 @@ def compare(run_dirs: list[str | Path], metric: str | None = None,
 def _short(frame, keys) -> list[str]:
     """``k=v`` for the parameters that differ between rows of the same method (``-`` if none);
     the full parameters are in each run's metrics table."""
-    from safeclf.runs import varying_keys
+    from safeclf.run_folder import varying_keys
 
     shown = []
     varying = {m: varying_keys(g["params"]) for m, g in frame.groupby("method", sort=False)} \
@@ -195,7 +195,7 @@ def _signed(value, digits: int = 4) -> str:
 def render(result: Comparison, fmt: str) -> str:
     """The comparison as csv, markdown, or a plain aligned table; Δ keeps its sign ("+") in
     every format, and markdown and table end with the footnotes (run folders, test, notes)."""
-    from safeclf.tables import to_markdown
+    from safeclf.run_folder import to_markdown
 
     frame = result.table.copy()
     for c in frame.columns:

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from safeclf.result import JobStatus
+from safeclf.run_folder import to_markdown
 from safeclf.spec import Expectation, Selection, Spec
-from safeclf.tables import to_markdown
 
 _OPS = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater}
 
@@ -170,7 +170,7 @@ def evaluate(spec: Spec, frame) -> list[dict[str, Any]]:
 def write(run_dir: Path, verdicts: list[dict]) -> None:
     import pandas as pd
 
-    from safeclf.runs import atomic_write
+    from safeclf.run_folder import atomic_write
 
     frame = pd.DataFrame(verdicts)
     atomic_write(run_dir / "expectations.csv", frame.to_csv(index=False))

@@ -39,7 +39,7 @@ def save(path: Path, estimator, preprocessor, meta: dict[str, Any]) -> None:
     import skops.io as sio
     from sklearn.pipeline import Pipeline
 
-    from safeclf.runs import atomic_write
+    from safeclf.run_folder import atomic_write
 
     steps = ([("preprocess", preprocessor)] if preprocessor is not None else []) + [("model", estimator)]
     pipeline = Pipeline(steps)
@@ -112,7 +112,7 @@ def predict_file(run_dir: Path, job: str, data: Path, out: Path) -> int:
     Returns the number of rows."""
     import pandas as pd
 
-    from safeclf.runs import atomic_write
+    from safeclf.run_folder import atomic_write
 
     run_dir = Path(run_dir)
     path, meta_path = model_paths(run_dir, job)

@@ -144,7 +144,7 @@ def _numeric(frame, col):
 def bar(frame, spec: PlotEntry, fig_axes):
     fig, axes = fig_axes
     metric = spec.model_extra.get("metric", "test_error")
-    from safeclf.runs import mean_std, varying_by_method
+    from safeclf.run_folder import mean_std, varying_by_method
 
     varying = varying_by_method(frame)
     order = list(dict.fromkeys(frame["method"]))
@@ -180,7 +180,7 @@ def _bound_line(ax, spec: PlotEntry) -> None:
 
 def _xy_points(frame, x, y):
     """Mean and std of x and y per (dataset, method, params)."""
-    from safeclf.runs import mean_std
+    from safeclf.run_folder import mean_std
 
     out = []
     for (dataset, method, params), g in frame.groupby(["dataset", "method", "params"], sort=False):
@@ -198,7 +198,7 @@ def scatter(frame, spec: PlotEntry, fig_axes):
     when the panel is small enough to read them."""
     fig, axes = fig_axes
     x, y = spec.model_extra["x"], spec.model_extra["y"]
-    from safeclf.runs import varying_by_method
+    from safeclf.run_folder import varying_by_method
 
     varying = varying_by_method(frame)
     points = _xy_points(frame, x, y)
@@ -242,7 +242,7 @@ def _is_number(value) -> bool:
 def line(frame, spec: PlotEntry, fig_axes):
     fig, axes = fig_axes
     x, y = spec.model_extra["x"], spec.model_extra["y"]
-    from safeclf.runs import varying_keys
+    from safeclf.run_folder import varying_keys
 
     ok = frame
     style = _Styles()

@@ -57,7 +57,7 @@ def summary(frame):
     estimate is beyond the bound, a no-solution job counting as not beyond)."""
     import pandas as pd
 
-    from safeclf.runs import varying_by_method
+    from safeclf.run_folder import varying_by_method
 
     varying = varying_by_method(frame)
     out = []
@@ -95,8 +95,7 @@ def summary(frame):
 def write(run_dir: Path, results: list[dict]) -> list[str]:
     """promises.csv, promises.md and plots/promises.png (when any promise was checked);
     returns problems met while plotting."""
-    from safeclf.runs import atomic_write
-    from safeclf.tables import to_markdown
+    from safeclf.run_folder import atomic_write, to_markdown
 
     frame = promises_frame(results)
     atomic_write(run_dir / "promises.csv", frame.to_csv(index=False))
@@ -133,7 +132,7 @@ def plot(frame):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from safeclf.runs import varying_by_method
+    from safeclf.run_folder import varying_by_method
 
     checked = frame[frame["kind"] != "none"]
     varying = varying_by_method(checked)

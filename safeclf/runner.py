@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from safeclf import registry, runs
+from safeclf import registry, run_folder
 from safeclf.errors import DataError, SafeclfError, SpecError
 from safeclf.result import JobResult
 from safeclf.spec import Job, Spec, check, expand, load_spec, parse, path_units
@@ -195,7 +195,7 @@ def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=
         stream = joblib.Parallel(return_as="generator_unordered")(
             joblib.delayed(run_path)(u) for u in units)
         for result in (r for records in stream for r in records):
-            runs.write_json(runs.result_path(run_dir, result.id), result.to_record())
+            run_folder.write_json(run_folder.result_path(run_dir, result.id), result.to_record())
             line = (f"{time.strftime('%H:%M:%S')} {result.status.value:6s} {result.id} "
                     f"{result.dataset} {result.method} {result.params} seed={result.seed}")
             if result.error:
@@ -215,11 +215,11 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path):
 
     results = []
     for j in jobs:
-        r = runs.read_result(runs.result_path(run_dir, j.id))
+        r = run_folder.read_result(run_folder.result_path(run_dir, j.id))
         if r is not None:
             results.append(r)
-    frame = runs.results_table(results)
-    runs.write_tables(run_dir, frame, spec)
+    frame = run_folder.results_table(results)
+    run_folder.write_tables(run_dir, frame, spec)
     problems = plots.write_plots(spec, frame, {r.id: r.details for r in results},
                                  run_dir / "plots")
     from safeclf import promise_report
@@ -250,20 +250,20 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
             manifest.setdefault("resumed", []).append(
                 {"command": opts.command, "time": started, "backend": opts.backend, **backend})
             if spec.resolved() != stored.resolved():
-                runs.write_yaml(run_dir / "spec.yaml", spec.resolved())
+                run_folder.write_yaml(run_dir / "spec.yaml", spec.resolved())
                 manifest["resumed"][-1]["spec_updated"] = "expectations/plots replaced by the given spec"
         else:
-            run_dir = runs.create_run_dir(Path(opts.out), spec.name)
-            runs.write_yaml(run_dir / "spec.yaml", spec.resolved())
+            run_dir = run_folder.create_run_dir(Path(opts.out), spec.name)
+            run_folder.write_yaml(run_dir / "spec.yaml", spec.resolved())
             manifest = {"command": opts.command, "profile": opts.profile,
                         "overrides": list(opts.overrides), "start": started,
                         "end": None, "seeds": spec.seeds, "n_jobs": len(jobs),
-                        "backend": opts.backend, **backend, "data": runs.data_files(spec),
-                        **runs.environment(registry.distributions(
+                        "backend": opts.backend, **backend, "data": run_folder.data_files(spec),
+                        **run_folder.environment(registry.distributions(
                             [m.method for m in spec.methods], [d.dataset for d in spec.datasets]))}
-        runs.write_json(run_dir / "manifest.json", manifest)
+        run_folder.write_json(run_dir / "manifest.json", manifest)
         done = {j.id for j in jobs
-                if (r := runs.read_result(runs.result_path(run_dir, j.id))) and r.finished}
+                if (r := run_folder.read_result(run_folder.result_path(run_dir, j.id))) and r.finished}
         pending = [j for j in jobs if j.id not in done]
         try:
             with _progress(console, len(jobs), len(done)) as tick:
@@ -275,13 +275,13 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
     failed = sum(r.failed for r in results)
     manifest.update(end=time.strftime("%Y-%m-%dT%H:%M:%S%z"), ok=len(results) - failed,
                     failed=failed, skipped_on_resume=len(done), plot_problems=plot_problems)
-    runs.write_json(run_dir / "manifest.json", manifest)
+    run_folder.write_json(run_dir / "manifest.json", manifest)
     if opts.mlflow:
         from safeclf import tracking
 
         manifest["mlflow"] = tracking.log_run(opts.mlflow, opts.mlflow_experiment or spec.name,
                                               run_dir, spec, [r.to_record() for r in results])
-        runs.write_json(run_dir / "manifest.json", manifest)
+        run_folder.write_json(run_dir / "manifest.json", manifest)
     unmet = sum(v["verdict"] != "pass" for v in verdicts)
     code = 1 if failed or (opts.check and unmet) else 0
     return Outcome(run_dir, jobs, results, failed, verdicts, code,

@@ -322,7 +322,7 @@ def test_git_state_is_read_without_taking_the_index_lock(tmp_path):
 
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
-    from safeclf.runs import _git_commit
+    from safeclf.run_folder import _git_commit
 
     repo = tmp_path / "repo"
     repo.mkdir()

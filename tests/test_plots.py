@@ -7,7 +7,7 @@ import pytest
 
 from safeclf.plots import BUILTIN, _figure, _with_values, axis_label
 from safeclf.result import JobResult
-from safeclf.runs import results_table
+from safeclf.run_folder import results_table
 from safeclf.spec import PlotEntry
 
 

@@ -104,7 +104,7 @@ def test_check_fails_when_expectation_unmet(cli, write_spec, tmp_path):
 
 
 def test_existing_run_folder_is_never_reused(tmp_path):
-    from safeclf.runs import create_run_dir
+    from safeclf.run_folder import create_run_dir
 
     first = create_run_dir(tmp_path, "x", stamp="20260101-000000")
     (first / "keep.txt").write_text("keep")
@@ -155,7 +155,7 @@ def _fake_run(folder: Path, name: str, rows: list[dict], methods=({"method": "sv
               start="2026-01-01T10:00:00+0000"):
     """A run folder written the way the runner writes one, from hand-made job records."""
     from safeclf.result import JobResult
-    from safeclf.runs import results_table, write_json, write_tables, write_yaml
+    from safeclf.run_folder import results_table, write_json, write_tables, write_yaml
 
     folder.mkdir(parents=True)
     records = [JobResult.from_record(dict(
@@ -317,7 +317,7 @@ def test_metrics_parquet_has_a_fixed_schema_across_runs(tmp_path):
     import pyarrow.dataset as pads
 
     from safeclf.result import JobResult
-    from safeclf.runs import results_table, write_tables
+    from safeclf.run_folder import results_table, write_tables
 
     def record(i, C, status="ok", error=None):
         return JobResult.from_record({

@@ -401,14 +401,8 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
 
 def _lbfgsb(obj, theta0, D, weight_scale, memory, factr, max_iter, started=0.0):
     """Minimise ``obj`` over theta >= 0 by L-BFGS-B. The solver works on (v, w / weight_scale):
-    the same problem, diagonally preconditioned. Prototype weights start at 1 but mostly end one to
-    three orders of magnitude higher (median 60-200, 90th percentile 400-480 on Checker,
-    XOR 6f and Digits), feature weights at ~0.3-16; with w / 300 both are of order one.
-    Measured (B = 1, M = 1,000, float32, seeds 0 and 1), against w / 10: 2.6-5x fewer iterations
-    on Digits, 2.2-3.1x on XOR 6f, on Checker 0.9x and 2.2x as many; final objective lower on
-    5 of the 6 runs, 8e-5 higher on the other. Without rescaling, L-BFGS-B needed 3.5x the
-    iterations of w / 10 on XOR 6f and, on Digits, stopped on a plateau at objective 0.107
-    (w / 300: 0.073).
+    the same problem, diagonally preconditioned so that feature and prototype weights are both
+    of order one (benchmarks/proset.py records why the default is 300).
 
     ``res.trace`` holds, per iteration, the CPU seconds since ``started`` (a
     ``time.process_time()`` reading) and the objective."""

@@ -31,7 +31,7 @@ def print_jobs(console, jobs) -> None:
 
 def print_outcome(console, outcome) -> None:
     """The summary table, failures, expectation verdicts and the run folder."""
-    from safeclf.runs import summary_table
+    from safeclf.run_folder import summary_table
 
     run_dir = outcome.run_dir
     if outcome.results:
