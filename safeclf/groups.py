@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from safeclf.errors import DataError
+from safeclf.errors import DataError, closest
 
 #: How the fallback privileged group is chosen, in words (recorded with every result).
 FALLBACK = "fallback: the group whose training labels are most often positive"
@@ -62,6 +62,23 @@ class Direction:
         return f"protected (not {self.privileged}) / privileged ({self.privileged}; {self.source})"
 
 
+def named_group(named: Any, groups, what: str, of: str = "the data's groups"):
+    """The value of ``groups`` that ``named`` names (compared as strings). A
+    :class:`DataError` ``"<what> 'male' is not a value of <of> (did you mean 'Male'?); its
+    groups are ..."`` when none does (``what`` names the place, e.g. a constraint's
+    ``privileged``)."""
+    values = [v for v in dict.fromkeys(np.asarray(groups, dtype=object).ravel().tolist())
+              if v is not None and v == v]
+    match = [v for v in values if str(v) == str(named)]
+    if match:
+        return match[0]
+    shown = ", ".join(repr(v) for v in values[:20]) + (", ..." if len(values) > 20 else "")
+    same_but_case = [v for v in values if str(v).lower() == str(named).lower()]
+    hint = (f" (did you mean {same_but_case[0]!r}?)" if same_but_case
+            else closest(str(named), map(str, values)))
+    raise DataError(f"{what} {named!r} is not a value of {of}{hint}; its groups are {shown}")
+
+
 def resolve(named: Any = None, info: Mapping[str, Any] | None = None, groups=None,
             positive=None, where: str = "privileged") -> Direction:
     """The direction of a fairness figure.
@@ -72,9 +89,12 @@ def resolve(named: Any = None, info: Mapping[str, Any] | None = None, groups=Non
     info : the dataset's ``info`` (its ``privileged_group``), or None.
     groups, positive : (n,) group labels and booleans "label is positive" of the training rows;
         when given and nothing is named, the :data:`FALLBACK` group is chosen from them.
-    where : the place named in the error raised when ``named`` contradicts the dataset.
+    where : the place named in the error raised when ``named`` contradicts the dataset or, with
+        ``groups``, is not one of them (:func:`named_group`).
     """
     declared = (info or {}).get("privileged_group")
+    if named is not None and groups is not None:
+        named_group(named, groups, where)
     if named is not None:
         if declared is not None and str(declared) != str(named):
             raise DataError(f"{where} '{named}' contradicts the dataset's privileged group "

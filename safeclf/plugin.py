@@ -30,6 +30,11 @@ from safeclf.validation import explain
 #: the same keyword.
 CALIBRATION = "calibration"
 
+#: The need for the dataset's privileged group (``info["privileged_group"]``; ``None`` when it
+#: names none), passed to ``fit`` as ``privileged_group`` so that a fairness figure the model
+#: trains on takes the direction :mod:`safeclf.groups` gives every other figure.
+PRIVILEGED = "privileged_group"
+
 
 @dataclass
 class Report:
@@ -65,8 +70,9 @@ class MethodPlugin:
     summary : str
         One line for ``safeclf methods``.
     needs : tuple of str
-        ``"calibration"`` for a calibration split (passed as ``X_cal``, ``y_cal``), or names of
-        dataset ``rows`` entries passed to ``fit`` under the same keyword.
+        ``"calibration"`` for a calibration split (passed as ``X_cal``, ``y_cal``),
+        ``"privileged_group"`` for the dataset's privileged group (:data:`PRIVILEGED`), or
+        names of dataset ``rows`` entries passed to ``fit`` under the same keyword.
     uses : tuple of str
         Dataset ``rows`` entries the plugin's :meth:`report` reads when the dataset gives them
         (never required, never passed to ``fit``): mcsvm compares models per ``source``.
@@ -132,11 +138,22 @@ class MethodPlugin:
         model without calibration needs no calibration split). Default: :attr:`needs`."""
         return tuple(self.needs)
 
+    def named_groups(self, params: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
+        """The privileged groups a model with ``params`` names itself, as ``(place, rows
+        entry, group)``: by default its ``privileged`` parameter, a group of rows ``groups``.
+        Override when groups are named inside structured parameters (ramp's constraints)."""
+        named = params.get("privileged")
+        if named is None or "privileged" not in self.defaults():
+            return []
+        return [("privileged", "groups", named)]
+
     # -- checks before fitting -------------------------------------------------------------
     def check_task(self, params: Mapping[str, Any], task, preprocess: str | None = None) -> None:
         """Every check a model with ``params`` allows before it is fitted on ``task`` (``X``
-        after the ``preprocess`` step): its needs are there, ``task`` has no more classes than
-        the estimator takes (its ``multi_class`` tag), and X is not rescaled when
+        after the ``preprocess`` step): its needs are there, each group it names
+        (:meth:`named_groups`) is a group of the data and agrees with the dataset's privileged
+        group (:func:`safeclf.groups.resolve`), ``task`` has no more classes than the
+        estimator takes (its ``multi_class`` tag), and X is not rescaled when
         :attr:`scaling` is false. Raises :class:`DataError` whose message is a predicate about
         the method ("needs ...", "takes ..."); the runner calls it on the first split before
         any job starts and puts the place in the spec in front. Extend it (calling ``super()``)
@@ -145,6 +162,11 @@ class MethodPlugin:
             problem = self.missing(need, task)
             if problem:
                 raise DataError(problem)
+        from safeclf.groups import resolve
+
+        for where, row, named in self.named_groups(params):
+            if row in task.train.rows:
+                resolve(named, task.info, task.train.rows[row], where=where)
         n_classes = np.unique(np.asarray(task.train.y)).size
         if n_classes > 2 and not _tags(self.estimator(**params)).classifier_tags.multi_class:
             raise DataError(f"takes two classes, but the dataset has {n_classes}")
@@ -155,6 +177,8 @@ class MethodPlugin:
     @staticmethod
     def missing(need: str, task) -> str | None:
         """Why ``task`` cannot satisfy ``need`` (a predicate, "needs ..."), or ``None``."""
+        if need == PRIVILEGED:
+            return None  # a dataset that names none leaves the choice to safeclf.groups
         if need == CALIBRATION:
             return None if task.cal is not None else (
                 "needs a calibration set; give the dataset's split a 'calibration' fraction "
@@ -174,6 +198,8 @@ class MethodPlugin:
                 raise DataError(f"method '{self.name}' {problem}")
             if need == CALIBRATION:
                 out["X_cal"], out["y_cal"] = task.cal.X, task.cal.y
+            elif need == PRIVILEGED:
+                out[PRIVILEGED] = task.info.get("privileged_group")
             else:
                 out[need] = task.train.rows[need]
         return out
@@ -204,6 +230,13 @@ class MethodPlugin:
             except Exception as exc:  # reported on this point's job; the path goes on
                 current = None
                 yield exc
+
+    def metric_names(self, params: Mapping[str, Any]):
+        """The metric names :meth:`report` gives a model with ``params`` (shell-style patterns
+        such as ``test_constraint_*`` allowed), so that expectations and plots naming a
+        metric are checked before anything runs; ``None`` when they are only known after
+        fitting (the default for a plugin that overrides :meth:`report`)."""
+        return () if type(self).report is MethodPlugin.report else None
 
     def report(self, estimator, task) -> Report:
         """Method-specific metrics and details of the fitted ``estimator`` on ``task``;

@@ -10,6 +10,7 @@ is a :class:`~safeclf.errors.SpecError` whose message names the place in the fil
 from __future__ import annotations
 
 import copy
+import fnmatch
 import hashlib
 import itertools
 import json
@@ -560,23 +561,27 @@ TABLE_COLUMNS = ("fit_seconds", "predict_seconds", "seed", "fold")
 
 
 def reported_metrics(spec: Spec, method_index: int) -> set[str] | None:
-    """The metric columns method ``method_index`` will report: the spec's metrics for each part
-    it is evaluated on (``train``, ``cal`` where a split has one, ``test``), or ``None`` when
-    its plugin adds metrics of its own whose names are only known after fitting."""
+    """The metric columns method ``method_index`` will report (names or shell-style patterns):
+    the spec's metrics for each part it is evaluated on (``train``, ``cal`` where a split has
+    one, ``test``) and the names its plugin declares for each parameter point
+    (:meth:`~safeclf.plugin.MethodPlugin.metric_names`), or ``None`` when the plugin's own
+    names are only known after fitting."""
     from safeclf import registry
-    from safeclf.plugin import MethodPlugin
+    from safeclf.groups import UNDIRECTED
 
     m = spec.methods[method_index]
     plugin = registry.get_method(m.method)
-    if type(plugin).report is not MethodPlugin.report:
-        return None
+    own: set[str] = set()
+    for point in grid_points(m.params, f"methods[{method_index}].params"):
+        names = plugin.metric_names(point)
+        if names is None:
+            return None
+        own.update(names)
     parts = {"train", "test"}
     if any(d.split.calibration for i, d in enumerate(spec.datasets) if spec.runs_on(method_index, i)):
         parts.add("cal")
-    from safeclf.groups import UNDIRECTED
-
     names = set(spec.metrics) | ({UNDIRECTED} if "fairness_ratio" in spec.metrics else set())
-    return {f"{part}_{name}" for part in parts for name in names}
+    return {f"{part}_{name}" for part in parts for name in names} | own
 
 
 def _check_metric_names(spec: Spec) -> None:
@@ -602,7 +607,8 @@ def _check_metric_names(spec: Spec) -> None:
             return
         known = known_for(methods)
         # promise columns and no_solution are named by the fitted models' promises
-        if known is None or name in known or name.startswith("promise_") or name == "no_solution":
+        if known is None or name.startswith("promise_") or name == "no_solution" or any(
+                fnmatch.fnmatchcase(name, k) for k in known):
             return
         part, _, base = name.partition("_")
         hint = ""

@@ -83,3 +83,43 @@ def test_the_same_specs_pass_when_the_data_fits(cli, write_spec):
         """
     result = cli("validate", write_spec(text))
     assert result.exit_code == 0, result.output
+
+
+GROUPED = "x,sex,y\n" + "".join(
+    f"{i % 7},{'Male' if i % 3 else 'Female'},{int((i % 5) > 1)}\n" for i in range(60))
+NAMED = {
+    "ramp": ("{method: ramp, params: {constraints: [{rate: fairness_ratio, kappa: 0.8, "
+             "privileged: %s}]}}", r"constraints\[0\]\.privileged 'male' is not a value of the "
+             r"data's groups \(did you mean 'Male'\?\)"),
+    "zafar": ("{method: zafar, params: {c: 0.1, privileged: %s}}",
+              r"privileged 'male' is not a value of the data's groups \(did you mean 'Male'\?\)"),
+    "thresholded_svm": ("{method: thresholded_svm, params: {recall_min: 0.5, report: [{rate: "
+                        "fairness_ratio, kappa: 0.8, privileged: %s}]}}",
+                        r"report\[0\]\.privileged 'male' is not a value"),
+}
+
+
+@pytest.mark.parametrize("command", [("run", "--dry-run"), ("validate",)])
+@pytest.mark.parametrize("method", sorted(NAMED))
+def test_a_misspelt_privileged_group_stops_before_running(cli, write_spec, tmp_path, method,
+                                                          command):
+    """A privileged group a method names itself is checked against the data's groups by the
+    one resolver (safeclf.groups) before any job: one line, exit 2; spelt right, it passes."""
+    import re
+
+    data = tmp_path / "grouped.csv"
+    data.write_text(GROUPED)
+    entry, message = NAMED[method]
+    out = tmp_path / "runs"
+    for group, code in (("male", 2), ("Male", 0)):
+        text = (f"name: x\ndatasets: [{{dataset: csv, params: {{path: {data}, target: y, "
+                f"group: sex}}}}]\nmethods: [{entry % group}]\n")
+        args = [command[0], write_spec(text), *command[1:]]
+        result = cli(*args, *(["--out", out] if command[0] == "run" else []))
+        assert result.exit_code == code, result.output
+        if code:
+            lines = result.output.strip().splitlines()
+            assert len(lines) == 1 and re.search(
+                rf"methods\[0\] \({method}\) on datasets\[0\] \(.*\) {message}", lines[0]), \
+                result.output
+        assert not out.exists()

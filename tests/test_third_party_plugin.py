@@ -1,7 +1,8 @@
 """A third-party plugin, installed on the fly as a distribution with an ``entry_points.txt``
 on ``sys.path``, found by the real registry and run end to end: its needs stop a bad spec
-before running, its parameters are checked at the spec's place, its metrics and plot reach
-the run folder, and its distribution is named in the manifest."""
+before running, its parameters are checked at the spec's place, the metric names it declares
+check expectations and plots before running, its metrics, promises and plot reach the run
+folder, and its distribution is named in the manifest."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from sklearn.utils._param_validation import Interval
 
 from safeclf.data import Dataset
 from safeclf.plugin import DatasetPlugin, MethodPlugin, Report
+from safeclf.promises import Promise, Quantity
 
 
 class GroupAwareLogReg(ClassifierMixin, BaseEstimator):
@@ -61,10 +63,25 @@ class ToyPlugin(MethodPlugin):
     def needs_for(self, params):
         return ("groups",) if params.get("balance_groups") else ()
 
+    def metric_names(self, params):
+        return ("fit_seconds",) if params.get("C") == 123.0 else ("coef_norm",)
+
     def report(self, estimator, task):
         name = "fit_seconds" if estimator.C == 123.0 else "coef_norm"
         return Report({name: float(np.linalg.norm(estimator.model_.coef_))},
                       {"intercept": float(estimator.model_.intercept_[0])})
+
+
+    def promises(self, estimator, task):
+        """Error at most 0.4 on new data (a toy claim, checked on the test split); with
+        ``balance_groups``, a training-only ratio s_p(b)/s_p(a) >= 0.5."""
+        out = [Promise("error", "P(error) <= 0.4", Quantity("rate", "error"), "<=", 0.4,
+                       "expectation", "toyplug")]
+        if estimator.balance_groups:
+            out.append(Promise("ratio", "s_p(b)/s_p(a) >= 0.5 (training)",
+                               Quantity("ratio", privileged="a"), ">=", 0.5, "training",
+                               "toyplug"))
+        return out
 
 
 def coef_plot(table, details, fig, **options):
@@ -179,9 +196,43 @@ def test_its_metrics_plot_and_distribution_reach_the_run(toy_plugin, cli, write_
     assert statuses == ["ok"] and methods == ["toy_logreg"] and options == {"extra": 1}
     assert len(details) == 3
     assert (run / "plots" / "coef_norm_0.png").is_file()
+    # its promises: one row per ok job and promise, each checked on the test split
+    promises = pd.read_csv(run / "promises.csv")
+    promises = promises[promises.method == "toy_logreg"]
+    assert sorted(promises.promise) == ["error", "error", "ratio"]
+    err = promises[promises.promise == "error"]
+    assert (err.kind == "expectation").all() and (err.bound == 0.4).all()
+    assert (err.lower <= err.estimate).all() and (err.estimate <= err.upper).all()
+    assert (err.n == 36).all()  # the test split of 120 rows (split test 0.3)
+    assert (err.verdict == "holds").all()  # about 10% errors: the whole interval below 0.4
+    ratio = promises[promises.promise == "ratio"].iloc[0]
+    assert ratio.kind == "training" and ratio.sense == ">=" and ratio.verdict in (
+        "holds", "violated", "inconclusive")
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["plugins"]["toyplug"] == "0.3.1"
     assert "scikit-learn" in manifest["packages"]
+
+
+@pytest.mark.parametrize("where, spec_part, message", [
+    ("expect", "expect: [{metric: coef_nrm, method: toy_logreg, '<=': 1}]",
+     "error: expect[0].metric: no method selected reports 'coef_nrm' (did you mean "
+     "'coef_norm'?)"),
+    ("plot", "plots: [{kind: line, x: param.C, y: coef_nrm}]",
+     "error: plots[0].y: no method reports 'coef_nrm' (did you mean 'coef_norm'?)"),
+])
+def test_its_declared_metric_names_check_expectations_and_plots(toy_plugin, cli, write_spec,
+                                                                 where, spec_part, message):
+    """The plugin declares the metric names its report gives: a misspelt one in an
+    expectation or a plot stops validate and run --dry-run with one line, exit 2."""
+    bad = write_spec(f"name: toy\nseeds: 1\ndatasets: [{{dataset: toy_groups}}]\n"
+                     f"methods: [{{method: toy_logreg}}]\n{spec_part}\n")
+    for args in (("validate", bad), ("run", bad, "--dry-run")):
+        result = cli(*args)
+        assert result.exit_code == 2 and result.output.strip() == message, result.output
+    good = write_spec(f"name: toy\nseeds: 1\ndatasets: [{{dataset: toy_groups}}]\n"
+                      f"methods: [{{method: toy_logreg}}]\n"
+                      f"{spec_part.replace('coef_nrm', 'coef_norm')}\n", "good.yaml")
+    assert cli("validate", good).exit_code == 0
 
 
 def test_a_name_given_twice_is_an_error(toy_plugin, write_spec, cli):

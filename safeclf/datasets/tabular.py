@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from safeclf.datasets import checked
-from safeclf.errors import DataError, closest
+from safeclf.errors import DataError
+from safeclf.groups import named_group
 from safeclf.plugin import DatasetPlugin
 
 
@@ -51,16 +52,9 @@ def load_csv(
     if privileged is not None:
         if not group:
             raise DataError("csv: 'privileged' names a group, so 'group' must name the group column")
-        values = list(dict.fromkeys(frame[group].dropna().tolist()))
-        match = [v for v in values if str(v) == str(privileged)]
-        if not match:
-            shown = ", ".join(repr(v) for v in values[:20]) + (", ..." if len(values) > 20 else "")
-            same_but_case = [v for v in values if str(v).lower() == str(privileged).lower()]
-            hint = (f" (did you mean {same_but_case[0]!r}?)" if same_but_case
-                    else closest(str(privileged), map(str, values)))
-            raise DataError(f"csv: privileged group {privileged!r} is not a value of column "
-                            f"'{group}' in '{path}'{hint}; its groups are {shown}")
-        info["privileged_group"] = match[0]
+        info["privileged_group"] = named_group(
+            privileged, frame[group].to_numpy(), "csv: privileged group",
+            f"column '{group}' in '{path}'")
     return checked(f"csv:{p.name}", X, y, rows=rows, info=info)
 
 

@@ -20,7 +20,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from safeclf.errors import DataError
-from safeclf.plugin import MethodPlugin, Report
+from safeclf.plugin import PRIVILEGED, MethodPlugin, Report
 
 
 def best_counts(scores, positive, groups, privileged, kappa):
@@ -162,12 +162,6 @@ def _group_column(X, groups):
 
 
 class GroupThresholdsPlugin(MethodPlugin):
-    def fit(self, estimator, task):
-        from safeclf.methods.ramp.rows import privileged_keyword
-
-        return estimator.fit(task.train.X, task.train.y, **self.fit_params(task),
-                             **privileged_keyword(estimator, task))
-
     def report(self, estimator, task) -> Report:
         return Report({f"threshold_{g}": t for g, t in estimator.thresholds_.items()})
 
@@ -176,5 +170,5 @@ plugin = GroupThresholdsPlugin(
     name="group_thresholds",
     estimator=GroupThresholds,
     summary="logistic regression with a threshold per group meeting a fairness ratio κ",
-    needs=("groups",),
+    needs=("groups", PRIVILEGED),
 )

@@ -11,7 +11,7 @@ from safeclf.methods.ramp.estimator import RampClassifier
 from safeclf.methods.ramp.plots import PLOTS
 from safeclf.methods.ramp.rows import RowsPlugin
 from safeclf.metrics import Outputs, evaluate
-from safeclf.plugin import Report
+from safeclf.plugin import PRIVILEGED, Report
 
 
 class RampPlugin(RowsPlugin):
@@ -103,7 +103,7 @@ plugin = RampPlugin(
     name="ramp",
     estimator=RampClassifier,
     summary="ramp-loss linear classifier with dataset constraints (Goh et al. 2016)",
-    needs=(),
+    needs=(PRIVILEGED,),
     plots=PLOTS,
     path_params=("kappa", "target"),
 )

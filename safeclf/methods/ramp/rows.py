@@ -1,28 +1,22 @@
-"""A plugin whose needs are the dataset ``rows`` entries its estimator's parameters name
+"""A plugin whose needs include the dataset ``rows`` entries its estimator's parameters name
 (``estimator.rows_needed()``): which rows a constraint set needs depends on its parameters, so
 it cannot be a fixed ``needs`` tuple. The runner's preflight and ``fit`` both ask
-:meth:`~safeclf.plugin.MethodPlugin.needs_for`, so what is missing is found before any job."""
+:meth:`~safeclf.plugin.MethodPlugin.needs_for`, so what is missing is found before any job;
+the privileged groups its constraints name are checked against the data there too."""
 
 from __future__ import annotations
 
+from safeclf.methods.ramp.rates import RatioConstraint
 from safeclf.plugin import MethodPlugin
 
 
 class RowsPlugin(MethodPlugin):
     def needs_for(self, params):
-        return tuple(sorted(self.estimator(**params).rows_needed()))
+        return tuple(self.needs) + tuple(sorted(self.estimator(**params).rows_needed()))
 
-    def fit(self, estimator, task):
-        params = estimator.get_params(deep=False)
-        return estimator.fit(task.train.X, task.train.y, **privileged_keyword(estimator, task),
-                             **self.fit_params(task, params))
-
-
-def privileged_keyword(estimator, task) -> dict:
-    """``{"privileged_group": <the dataset's>}`` when ``estimator.fit`` takes it, so ratio
-    constraints that name no privileged group use the dataset's (:mod:`safeclf.groups`)."""
-    import inspect
-
-    if "privileged_group" not in inspect.signature(estimator.fit).parameters:
-        return {}
-    return {"privileged_group": task.info.get("privileged_group")}
+    def named_groups(self, params):
+        """The privileged groups named by the estimator's ratio constraints."""
+        parsed = self.estimator(**params)._parsed()
+        return [(f"{c.where}.privileged", c.groups, c.privileged)
+                for part in parsed if isinstance(part, list) for c in part
+                if isinstance(c, RatioConstraint) and c.privileged is not None]

@@ -23,7 +23,7 @@ from safeclf.conic import solve_conic
 from safeclf.errors import DataError
 from safeclf.groups import resolve
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
-from safeclf.plugin import MethodPlugin, Report
+from safeclf.plugin import PRIVILEGED, MethodPlugin, Report
 from safeclf.routing import ROUTING_HINT, requested
 from safeclf.solver_status import settle
 
@@ -139,12 +139,6 @@ class ZafarSVM(LinearBinaryClassifier):
 class ZafarPlugin(MethodPlugin):
     """Passes the dataset's privileged group with the groups (:mod:`safeclf.groups`)."""
 
-    def fit(self, estimator, task):
-        from safeclf.methods.ramp.rows import privileged_keyword
-
-        return estimator.fit(task.train.X, task.train.y, **self.fit_params(task),
-                             **privileged_keyword(estimator, task))
-
     def report(self, estimator, task) -> Report:
         return Report({"covariance": estimator.covariance_,
                        "train_objective": estimator.objective_},
@@ -155,5 +149,5 @@ plugin = ZafarPlugin(
     name="zafar",
     estimator=ZafarSVM,
     summary="SVM with Zafar et al.'s covariance fairness constraint |<w, x_M - x_F>| <= c (QP)",
-    needs=("groups",),
+    needs=("groups", PRIVILEGED),
 )
