@@ -70,31 +70,32 @@ def print_outcome(console, outcome) -> None:
     console.print("run folder:", _cells(str(run_dir))[0])
 
 
-def print_methods(console) -> None:
-    from safeclf import registry
-
-    table = _table("Method plugins", ["method", "summary", "needs", "parameters (defaults)"])
-    for name in registry.method_names():
+def _print_plugins(console, title: str, kind: str, names, get, declared) -> None:
+    """One row per plugin: name, summary, what it declares (``declared(plugin)``), parameters
+    with defaults; a plugin that cannot be loaded gets a row saying why (a broken third-party
+    plugin must not hide the others)."""
+    table = _table(title, [kind, "summary", "needs" if kind == "method" else "provides",
+                           "parameters (defaults)"])
+    for name in names:
         try:
-            plugin = registry.get_method(name)
-        except Exception as exc:  # a broken third-party plugin must not hide the others
+            plugin = get(name)
+        except Exception as exc:
             table.add_row(*_cells(name, f"cannot load: {type(exc).__name__}: {exc}", "", ""))
             continue
         params = ", ".join(f"{k}={v!r}" for k, v in plugin.defaults().items())
-        table.add_row(*_cells(name, plugin.summary, ", ".join(plugin.needs) or "-", params))
+        table.add_row(*_cells(name, plugin.summary, ", ".join(declared(plugin)) or "-", params))
     console.print(table)
+
+
+def print_methods(console) -> None:
+    from safeclf import registry
+
+    _print_plugins(console, "Method plugins", "method", registry.method_names(),
+                   registry.get_method, lambda p: p.needs)
 
 
 def print_datasets(console) -> None:
     from safeclf import registry
 
-    table = _table("Dataset loaders", ["dataset", "summary", "provides", "parameters (defaults)"])
-    for name in registry.dataset_names():
-        try:
-            plugin = registry.get_dataset(name)
-        except Exception as exc:
-            table.add_row(*_cells(name, f"cannot load: {type(exc).__name__}: {exc}", "", ""))
-            continue
-        params = ", ".join(f"{k}={v!r}" for k, v in plugin.defaults().items())
-        table.add_row(*_cells(name, plugin.summary, ", ".join(plugin.provides) or "-", params))
-    console.print(table)
+    _print_plugins(console, "Dataset loaders", "dataset", registry.dataset_names(),
+                   registry.get_dataset, lambda p: p.provides)

@@ -262,11 +262,15 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         batches = self.batches_ if n_batches is None else self.batches_[:n_batches]
         with threadpool_limits(limits=self.blas_threads):
             for b in batches:
-                if b["weights"].size:
-                    kernel_sum(X[:, b["features"]], b["prototypes"][:, b["features"]],
-                               b["feature_weights"], b["weights"],
-                               _onehot(b["classes"], self.classes_.size), q)
+                self._add_batch(X, b, q)
         return q
+
+    def _add_batch(self, X, batch, q):
+        """q += batch b's kernel sums on X (eq_pkx's inner sum), in place."""
+        if batch["weights"].size:
+            kernel_sum(X[:, batch["features"]], batch["prototypes"][:, batch["features"]],
+                       batch["feature_weights"], batch["weights"],
+                       _onehot(batch["classes"], self.classes_.size), q)
 
     def predict_proba(self, X, n_batches=None):
         """P(Y = k | x) (eq_pkx), shape (n_samples, n_classes); ``n_batches`` truncates the
@@ -289,10 +293,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         yield q / q.sum(axis=1, keepdims=True)
         with threadpool_limits(limits=self.blas_threads):
             for b in self.batches_:
-                if b["weights"].size:
-                    kernel_sum(X[:, b["features"]], b["prototypes"][:, b["features"]],
-                               b["feature_weights"], b["weights"],
-                               _onehot(b["classes"], self.classes_.size), q)
+                self._add_batch(X, b, q)
                 yield q / q.sum(axis=1, keepdims=True)
 
     def predict(self, X):
