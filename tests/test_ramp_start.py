@@ -1,0 +1,66 @@
+"""The coarse start of Algorithm 1 (RampClassifier ``start``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from safeclf.methods.ramp import RampClassifier
+from safeclf.methods.ramp import estimator as ramp_estimator
+
+
+def _biased(n, seed=0):
+    """Two groups whose positive rates differ (the privileged group "P" a third of the rows),
+    features that reveal the group in part: the unconstrained ratio is well below 0.8."""
+    rng = np.random.default_rng(seed)
+    priv = rng.random(n) < 1 / 3
+    X = np.c_[rng.normal(size=(n, 4)), priv + 0.5 * rng.normal(size=n)]
+    score = X[:, :4] @ np.array([1.0, -0.5, 0.5, 0.25]) + 2.0 * priv
+    y = (score + rng.normal(size=n) > 1.0).astype(int)
+    return X, y, np.where(priv, "P", "U")
+
+
+def _fit(X, y, g, **kw):
+    est = RampClassifier(constraints=[{"rate": "fairness_ratio", "kappa": 0.8,
+                                       "privileged": "P"}], lam="1/n", random_state=0, **kw)
+    return est.fit(X, y, groups=g)
+
+
+def _ratio(est, X, g):
+    p = est.predict(X) == 1
+    return p[g == "U"].mean() / p[g == "P"].mean()
+
+
+def test_coarse_start_meets_the_constraint_at_a_comparable_objective():
+    X, y, g = _biased(4000)
+    zero = _fit(X, y, g, start="zero")
+    coarse = _fit(X, y, g, start="coarse")
+    assert zero.coarse_rows_ == [] and coarse.coarse_rows_ == [1000]
+    unconstrained = RampClassifier(lam="1/n", random_state=0).fit(X, y)
+    assert _ratio(unconstrained, X, g) < 0.7  # the constraint binds
+    for est in (zero, coarse):
+        row = est.constraint_values_[0]
+        assert row["train_randomized"] >= 0.8 - 0.02
+        assert est.multipliers_[0] > 0
+    assert coarse.objective_value_ <= zero.objective_value_ + 0.01
+
+
+def test_auto_start_is_coarse_from_the_row_threshold_on(monkeypatch):
+    X, y, g = _biased(2400, seed=1)
+    monkeypatch.setattr(ramp_estimator, "COARSE_ROWS", 2000)
+    monkeypatch.setattr(ramp_estimator, "COARSE_FLOOR", 500)
+    est = _fit(X, y, g)  # 2,400 ≥ 2,000: a quarter (600 ≥ 500: itself coarse, 150 rows zero)
+    assert est.coarse_rows_ == [600, 150]
+    est = _fit(X[:1800], y[:1800], g[:1800])
+    assert est.coarse_rows_ == []
+
+
+def test_a_coarse_fit_that_fails_falls_back_to_the_zero_start(monkeypatch):
+    X, y, g = _biased(800, seed=2)
+    unprivileged = np.flatnonzero(g == "U")
+    # a sample without the privileged group: the coarse fit's ratio is undefined and raises
+    monkeypatch.setattr(ramp_estimator, "coarse_rows", lambda y, groups, k, seed:
+                        unprivileged[:k])
+    est = _fit(X, y, g, start="coarse")
+    assert est.coarse_rows_ == []
+    assert est.constraint_values_[0]["train_randomized"] >= 0.8 - 0.02
