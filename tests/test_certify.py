@@ -16,7 +16,7 @@ def _ratio_promise(bound=0.8, sense=">="):
     return P.Promise("constraint_fairness_ratio", "ratio", q, sense, bound, "training", "test")
 
 
-def _task(n, seed, test=500):
+def _fair_task(n, seed, test=2000):
     """Two groups, the protected one (F) with fewer positives; a label-driven feature."""
     rng = np.random.default_rng(seed)
     m = n + test
@@ -57,7 +57,7 @@ def test_ramp_lists_one_setting_per_lam_only_where_lam_is_cross_validated():
     from safeclf.methods.ramp.estimator import LAM_AUTO_ROWS
 
     base = {"constraints": [{"rate": "fairness_ratio", "kappa": 0.8}]}
-    small, large = _task(600, 0), _task(LAM_AUTO_ROWS + 10, 0, test=10)
+    small, large = _fair_task(600, 0), _fair_task(LAM_AUTO_ROWS + 10, 0, test=10)
     for lam in ("1/n", 0.01):
         assert plugin.candidate_params({**base, "lam": lam}, small) == [{**base, "lam": lam}]
     assert plugin.candidate_params(base, large) == [base]  # None means 1/n from 2,000 rows
@@ -85,7 +85,7 @@ def test_the_predicted_test_rejects_a_setting_that_predicts_no_positives():
     from sklearn.dummy import DummyClassifier
     from sklearn.linear_model import LogisticRegression
 
-    task = _task(1500, 1)
+    task = _fair_task(1500, 1)
     promise, sizes = _ratio_promise(0.5), [P.Evidence(0, 400, 0, 400)]
     # a constant "negative" classifier meets any ratio constraint written s_p(A) ≥ κ s_p(B)
     # in linear form, but no safety test can certify it
@@ -101,7 +101,7 @@ def test_the_predicted_test_rejects_a_setting_that_predicts_no_positives():
 def test_certified_ramp_with_lam_auto_chooses_a_lam_by_its_predicted_safety_test():
     from safeclf.methods.ramp import plugin
 
-    task = _task(2000, 2)
+    task = _fair_task(2000, 2)
     grid = [1 / 1400, 10 / 1400, 100 / 1400]
     params = {"constraints": [{"rate": "fairness_ratio", "kappa": 0.8}], "lam": "auto",
               "lam_grid": grid}
@@ -115,3 +115,40 @@ def test_certified_ramp_with_lam_auto_chooses_a_lam_by_its_predicted_safety_test
         table[chosen]["internal_bounds"][0])
     assert out.passed, out.record
     assert out.estimator.lam_ == grid[chosen] and out.estimator.lam_cv_ is None
+
+
+# -- moved from test_promises: tightening, pass and no solution -------------------------------
+def test_tightening_leaves_room_for_the_safety_test():
+    t = C.tightened_rate(0.1, "<=", 1000, 0.05)
+    h = P.clopper_pearson_upper(t * 1000, 1000, 0.05) - t
+    assert t < 0.1 and t + 2 * h == pytest.approx(0.1, abs=1e-6)
+    t2 = C.tightened_rate(0.9, ">=", 1000, 0.05)
+    assert t2 > 0.9
+
+
+def test_certified_ramp_passes_with_a_high_confidence_promise():
+    from safeclf.methods.ramp import plugin
+
+    task = _fair_task(3000, 0)
+    out = C.certified_fit(plugin, {"constraints": [{"rate": "fairness_ratio", "kappa": 0.8}]},
+                          task, delta=0.05, fraction=0.3, seed=0)
+    assert out.passed, out.record
+    (p,) = out.promises
+    assert p.kind == "high_confidence" and p.delta == 0.05 and p.bound == 0.8
+    rec = out.record
+    assert rec["internal_bounds"]["constraint_fairness_ratio"] > 0.8  # tightened
+    assert rec["safety_tests"]["constraint_fairness_ratio"]["bound"] >= 0.8
+    assert rec["n_safety"] == 900
+    (checked,) = P.check(plugin, out.promises, out.estimator, task, 0.95)
+    assert checked["estimate"] >= 0.8 - 0.05
+
+
+def test_certification_returns_no_solution_when_the_safety_test_cannot_pass():
+    from safeclf.methods.ramp import plugin
+
+    # 60 rows: 18 held back, a few per group: no ratio bound at 1 − δ can reach κ = 0.95
+    task = _fair_task(60, 1)
+    out = C.certified_fit(plugin, {"constraints": [{"rate": "fairness_ratio", "kappa": 0.95}]},
+                          task, delta=0.05, fraction=0.3, seed=0)
+    assert not out.passed and out.estimator is None
+    assert "reason" in out.record
