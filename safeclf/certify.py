@@ -31,11 +31,11 @@ is blind to the safety test: a constraint s_p(A) ≥ κ' s_p(B) at κ' ≈ 2–3
 by a classifier predicting (almost) no positives, which the safety test can only reject. So the
 plugin lists its settings instead (``candidate_params(params, task)``, one per λ), each gets its
 own pilot and tightened bounds (the tightening depends on the rates the setting's pilot
-reaches), and certified training keeps the setting whose *predicted safety test* passes with the
-smallest out-of-fold error (:func:`predicted_test`: CV_FOLDS-fold out-of-fold predictions on
-the candidate part, rates taken at the safety part's sizes, half-widths doubled as in the
-Seldonian engine); if no setting is predicted to pass, the one with the largest margin. Only the
-candidate part is used; the safety part is touched once, by the test.
+reaches), and certified training keeps the setting most likely to pass the safety test
+(:func:`predicted_test`: CV_FOLDS-fold out-of-fold predictions on the candidate part give the
+rates; :func:`pass_probability`, the probability that the test passes at the safety part's
+sizes if its counts were binomial at those rates), the smaller out-of-fold error breaking
+ties. Only the candidate part is used; the safety part is touched once, by the test.
 """
 
 from __future__ import annotations
@@ -145,57 +145,56 @@ def tightened_ratio(kappa: float, sense: str, pilot: Evidence, sizes: Evidence,
     return float(kappa * max(0.0, 1 - 2 * rhoB) / (1 + 2 * rhoA))
 
 
-def safety_bound(p: Promise, ev: Evidence, d: float, inflate: float = 1.0) -> tuple[float, bool]:
-    """The one-sided bound on ``p``'s quantity from the evidence ``ev`` and whether it passes.
-
-    ``inflate`` scales each Clopper–Pearson half-width (bound − estimate): 1 is the safety
-    test; candidate selection predicts it with 2 (the Seldonian engine's inflation), since a
-    candidate whose predicted bound passes only barely fails the real test about half the
-    time."""
-    def lower(k, n):
-        bound = clopper_pearson_lower(k, n, d)
-        if inflate == 1.0:
-            return bound
-        r = k / n if n > 0 else 0.0
-        return max(0.0, r - inflate * (r - bound))
-
-    def upper(k, n):
-        bound = clopper_pearson_upper(k, n, d)
-        if inflate == 1.0:
-            return bound
-        r = k / n if n > 0 else 1.0
-        return min(1.0, r + inflate * (bound - r))
-
+def safety_bound(p: Promise, ev: Evidence, d: float) -> tuple[float, bool]:
+    """The one-sided bound on ``p``'s quantity from the safety part and whether it passes."""
     if p.quantity.kind == "ratio":
         if p.sense == ">=":
-            lo_a, hi_b = lower(ev.k, ev.n), upper(ev.k2, ev.n2)
+            lo_a, hi_b = clopper_pearson_lower(ev.k, ev.n, d), clopper_pearson_upper(ev.k2, ev.n2, d)
             value = lo_a / hi_b if hi_b > 0 else 0.0
             return value, value >= p.bound
-        hi_a, lo_b = upper(ev.k, ev.n), lower(ev.k2, ev.n2)
+        hi_a, lo_b = clopper_pearson_upper(ev.k, ev.n, d), clopper_pearson_lower(ev.k2, ev.n2, d)
         value = hi_a / lo_b if lo_b > 0 else float("inf")
         return value, value <= p.bound
     if p.sense == "<=":
-        value = upper(ev.k, ev.n)
+        value = clopper_pearson_upper(ev.k, ev.n, d)
         return value, value <= p.bound
-    value = lower(ev.k, ev.n)
+    value = clopper_pearson_lower(ev.k, ev.n, d)
     return value, value >= p.bound
 
 
-def _margin(p: Promise, value: float) -> float:
-    """How far a predicted bound is on the promised side: ≥ 1 passes."""
-    if p.sense == ">=":
-        return value / p.bound if p.bound > 0 else (np.inf if value >= 0 else -np.inf)
-    return p.bound / value if value > 0 else np.inf
+def pass_probability(p: Promise, ev: Evidence, sizes: Evidence, d: float) -> float:
+    """The probability that :func:`safety_bound` passes for ``p`` when the safety part's
+    counts are binomial at ``ev``'s rates with ``sizes``' group sizes (independent groups):
+    Σ over the privileged count of its probability times the protected count's tail beyond
+    the count that first passes (each one-sided bound is monotone in its count)."""
+    from scipy.stats import binom
 
+    def bounds(n, lower):
+        f = clopper_pearson_lower if lower else clopper_pearson_upper
+        return np.array([f(k, n, d) for k in range(n + 1)])
 
-def _at_sizes(ev: Evidence, sizes: Evidence) -> Evidence:
-    """``ev``'s rates at the safety part's sizes (fractional counts)."""
-    def scaled(k, n, m):
-        return (k / n) * m if n else 0.0
+    def rate(k, n):
+        return min(1.0, max(0.0, k / n)) if n else 0.0
 
-    if ev.k2 is None:
-        return Evidence(scaled(ev.k, ev.n, sizes.n), sizes.n)
-    return Evidence(scaled(ev.k, ev.n, sizes.n), sizes.n, scaled(ev.k2, ev.n2, sizes.n2), sizes.n2)
+    if p.quantity.kind != "ratio":
+        n, r = sizes.n, rate(ev.k, ev.n)
+        if n <= 0:
+            return 0.0
+        b = bounds(n, lower=p.sense == ">=")
+        ok = b >= p.bound if p.sense == ">=" else b <= p.bound
+        return float(binom.pmf(np.flatnonzero(ok), n, r).sum())
+    nA, nB, rA, rB = sizes.n, sizes.n2, rate(ev.k, ev.n), rate(ev.k2, ev.n2)
+    if nA <= 0 or nB <= 0:
+        return 0.0
+    kB = np.arange(nB + 1)
+    wB = binom.pmf(kB, nB, rB)
+    if p.sense == ">=":  # L_A(k_A) ≥ κ U_B(k_B): k_A at least the first count that passes
+        LA, UB = bounds(nA, lower=True), bounds(nB, lower=False)
+        first = np.searchsorted(LA, p.bound * UB, side="left")
+        return float(np.sum(wB * binom.sf(first - 1, nA, rA)))
+    UA, LB = bounds(nA, lower=False), bounds(nB, lower=True)  # U_A(k_A) ≤ κ L_B(k_B)
+    last = np.searchsorted(UA, p.bound * LB, side="right") - 1
+    return float(np.sum(wB * np.where(last >= 0, binom.cdf(last, nA, rA), 0.0)))
 
 
 def _tightened(promises, pilot, cand_task, sizes, d) -> list[float]:
@@ -213,12 +212,11 @@ def _tightened(promises, pilot, cand_task, sizes, d) -> list[float]:
 
 def predicted_test(plugin, params: dict, cand_task, promises, sizes, d: float,
                    seed: int) -> dict:
-    """Cross-validated prediction of the safety test for one setting, on the candidate part
-    only: out-of-fold predictions of :data:`CV_FOLDS` fits, each promise's rates from them
-    taken at the safety part's sizes, and its bound with the half-widths doubled
-    (:func:`safety_bound` with ``inflate=2``). Returns the out-of-fold error and the smallest
-    margin over the promises (≥ 1: predicted to pass); a fold without a feasible fit gives
-    margin −inf."""
+    """The safety test's pass probability for one setting, predicted on the candidate part
+    only: out-of-fold predictions of :data:`CV_FOLDS` fits give each promise's rates, and
+    :func:`pass_probability` takes them to the safety part's sizes; the smallest over the
+    promises (a union bound would need their dependence). Returns that probability and the
+    out-of-fold error; a fold without a feasible fit gives probability 0."""
     from sklearn.model_selection import StratifiedKFold
 
     from safeclf.data import Task
@@ -238,21 +236,21 @@ def predicted_test(plugin, params: dict, cand_task, promises, sizes, d: float,
             classes = np.asarray(est.classes_)
             pred[va] = _positive(est, train.take(va))[1]
     except (InfeasibleError, SolverError):
-        return {"error": float("nan"), "margin": -np.inf}
+        return {"error": float("nan"), "pass_probability": 0.0}
     y_pos = y == classes[-1]
-    margin = min(_margin(p, safety_bound(
-        p, _at_sizes(rate_evidence(p.quantity, y_pos, pred, train.rows), size), d, inflate=2.0)[0])
-        for p, size in zip(promises, sizes, strict=True))
-    return {"error": float(np.mean(pred != y_pos)), "margin": float(margin)}
+    prob = min(pass_probability(p, rate_evidence(p.quantity, y_pos, pred, train.rows), size, d)
+               for p, size in zip(promises, sizes, strict=True))
+    return {"error": float(np.mean(pred != y_pos)), "pass_probability": float(prob)}
 
 
 def _choose(table: list[dict]) -> int:
-    """The setting certified training keeps: among those predicted to pass the safety test,
-    the smallest out-of-fold error; if none is, the largest margin."""
-    ok = [i for i, r in enumerate(table) if r["margin"] >= 1 and np.isfinite(r["error"])]
-    if ok:
-        return min(ok, key=lambda i: table[i]["error"])
-    return max(range(len(table)), key=lambda i: table[i]["margin"])
+    """The setting certified training keeps: the largest predicted pass probability; among
+    equal ones, the smallest out-of-fold error."""
+    def key(i):
+        err = table[i]["error"]
+        return (-table[i]["pass_probability"], err if np.isfinite(err) else np.inf)
+
+    return min(range(len(table)), key=key)
 
 
 def certified_fit(plugin, params: dict, task, delta: float, fraction: float, seed: int) -> Outcome:

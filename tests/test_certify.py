@@ -27,29 +27,37 @@ def _fair_task(n, seed, test=2000):
                 Part(X[n:], y[n:], {"groups": g[n:]}), info={"privileged_group": "M"})
 
 
-def test_the_predicted_bound_doubles_each_half_width():
-    p, ev, d = _ratio_promise(), P.Evidence(30, 100, 40, 100), 0.025
-    lo, hi = P.clopper_pearson_lower(30, 100, d), P.clopper_pearson_upper(40, 100, d)
-    plain, ok = C.safety_bound(p, ev, d)
-    assert plain == lo / hi and ok == (lo / hi >= 0.8)
-    doubled, _ = C.safety_bound(p, ev, d, inflate=2.0)
-    assert doubled == pytest.approx((0.3 - 2 * (0.3 - lo)) / (0.4 + 2 * (hi - 0.4)))
-    assert doubled < plain
-    # a rate bound (<=): the upper bound moves up
+@pytest.mark.parametrize("sense,bound,ev,rates", [
+    (">=", 0.8, P.Evidence(12, 100, 20, 200), (0.12, 0.10)),   # about 0.04: rarely passes
+    (">=", 0.8, P.Evidence(30, 100, 20, 200), (0.30, 0.10)),   # about 1
+    ("<=", 1.25, P.Evidence(10, 100, 30, 100), (0.10, 0.30)),
+    (">=", 0.8, P.Evidence(0, 100, 20, 200), (0.0, 0.10)),     # no protected positive: 0
+])
+def test_pass_probability_matches_a_simulated_safety_test(sense, bound, ev, rates):
+    p, sizes, d = _ratio_promise(bound, sense), P.Evidence(0, 110, 0, 190), 0.025
+    exact = C.pass_probability(p, ev, sizes, d)
+    rng = np.random.default_rng(0)
+    kA, kB = rng.binomial(110, rates[0], 4000), rng.binomial(190, rates[1], 4000)
+    simulated = np.mean([C.safety_bound(p, P.Evidence(a, 110, b, 190), d)[1]
+                         for a, b in zip(kA, kB, strict=True)])
+    assert exact == pytest.approx(simulated, abs=3 * np.sqrt(0.25 / 4000))
+
+
+def test_pass_probability_of_a_rate_promise():
     q = P.Quantity("rate", "predicted_positive")
-    rate = P.Promise("r", "rate", q, "<=", 0.2, "training", "test")
-    up1, _ = C.safety_bound(rate, P.Evidence(10, 100), d)
-    up2, _ = C.safety_bound(rate, P.Evidence(10, 100), d, inflate=2.0)
-    assert up2 == pytest.approx(0.1 + 2 * (up1 - 0.1))
+    p, d = P.Promise("r", "rate", q, "<=", 0.2, "training", "test"), 0.025
+    exact = C.pass_probability(p, P.Evidence(15, 100), P.Evidence(0, 300), d)
+    rng = np.random.default_rng(1)
+    simulated = np.mean([C.safety_bound(p, P.Evidence(k, 300), d)[1]
+                         for k in rng.binomial(300, 0.15, 4000)])
+    assert 0.2 < exact < 0.95 and exact == pytest.approx(simulated, abs=3 * np.sqrt(0.25 / 4000))
 
 
-def test_choice_prefers_predicted_passes_then_error_else_the_largest_margin():
-    table = [{"error": 0.10, "margin": 0.9}, {"error": 0.20, "margin": 1.3},
-             {"error": 0.15, "margin": 1.1}, {"error": float("nan"), "margin": -np.inf}]
-    assert C._choose(table) == 2  # predicted to pass (margin >= 1) with the smaller error
-    table = [{"error": 0.10, "margin": 0.4}, {"error": 0.20, "margin": 0.7},
-             {"error": float("nan"), "margin": -np.inf}]
-    assert C._choose(table) == 1  # none predicted to pass: the most likely to
+def test_choice_prefers_the_likeliest_pass_then_the_smaller_error():
+    table = [{"error": 0.10, "pass_probability": 0.6}, {"error": 0.20, "pass_probability": 0.9},
+             {"error": 0.15, "pass_probability": 0.9},
+             {"error": float("nan"), "pass_probability": 0.0}]
+    assert C._choose(table) == 2
 
 
 def test_ramp_lists_one_setting_per_lam_only_where_lam_is_cross_validated():
@@ -86,16 +94,14 @@ def test_the_predicted_test_rejects_a_setting_that_predicts_no_positives():
     from sklearn.linear_model import LogisticRegression
 
     task = _fair_task(1500, 1)
-    promise, sizes = _ratio_promise(0.5), [P.Evidence(0, 400, 0, 400)]
+    promise, sizes = _ratio_promise(0.3), [P.Evidence(0, 400, 0, 400)]
     # a constant "negative" classifier meets any ratio constraint written s_p(A) ≥ κ s_p(B)
     # in linear form, but no safety test can certify it
     flat = C.predicted_test(_Plugin(DummyClassifier), {"strategy": "constant", "constant": 0},
                             task, [promise], sizes, 0.025, 0)
     fit = C.predicted_test(_Plugin(LogisticRegression), {}, task, [promise], sizes, 0.025, 0)
-    assert flat["margin"] == 0.0
-    assert fit["margin"] > 0.3 and fit["error"] < flat["error"]
-    # the margin is the out-of-fold ratio's doubled-half-width bound over κ
-    assert fit["margin"] < 1 / 0.5
+    assert flat["pass_probability"] == 0.0
+    assert fit["pass_probability"] > 0.5 and fit["error"] < flat["error"]
 
 
 def test_certified_ramp_with_lam_auto_chooses_a_lam_by_its_predicted_safety_test():
