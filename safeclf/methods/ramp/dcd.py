@@ -22,8 +22,9 @@ violation leaves the active set; when the active set is optimal to the current t
 coordinate is brought back and checked). The solve stops when the duality gap is at most
 ``gap_tol`` (checked at the start, when the projected-gradient tolerance is met on all
 coordinates, which then tightens ten-fold, and every ``CHECK_EVERY`` epochs) or after
-``max_epochs`` epochs. X is dense (C order) or CSR (data, indices, indptr); memory beyond X is
-O(n + d).
+``max_epochs`` epochs. The rows are read in CSR form (data, indices, indptr): a dense X is
+converted once per X and kept by the state (one code path for both; for a mostly-nonzero dense
+X the copy costs 1.5× its memory); memory beyond X and that copy is O(n + d).
 """
 
 from __future__ import annotations
@@ -33,52 +34,38 @@ import numpy as np
 from numba import njit  # cache folder: set once in safeclf/__init__.py
 
 CHECK_EVERY = 8
-SPARSE_BELOW = 0.5  # density below which a dense X is read as CSR
 
 
 @njit(cache=True, inline="always")
-def _dot(dense, Xd, data, indices, indptr, i, u, s):
+def _dot(data, indices, indptr, i, u, s):
+    """⟨ũ, x̃_i⟩ with x̃_i = [x_i, s]."""
     acc = 0.0
-    if dense:
-        row = Xd[i]
-        for k in range(row.shape[0]):
-            acc += row[k] * u[k]
-    else:
-        for p in range(indptr[i], indptr[i + 1]):
-            acc += data[p] * u[indices[p]]
+    for p in range(indptr[i], indptr[i + 1]):
+        acc += data[p] * u[indices[p]]
     return acc + s * u[u.shape[0] - 1]
 
 
 @njit(cache=True, inline="always")
-def _axpy(dense, Xd, data, indices, indptr, i, step, u, s):
-    if dense:
-        row = Xd[i]
-        for k in range(row.shape[0]):
-            u[k] += step * row[k]
-    else:
-        for p in range(indptr[i], indptr[i + 1]):
-            u[indices[p]] += step * data[p]
+def _axpy(data, indices, indptr, i, step, u, s):
+    """ũ += step · x̃_i."""
+    for p in range(indptr[i], indptr[i + 1]):
+        u[indices[p]] += step * data[p]
     u[u.shape[0] - 1] += step * s
 
 
 @njit(cache=True)
-def _sq_norms(dense, Xd, data, indices, indptr, n, s):
+def _sq_norms(data, indptr, n, s):
     out = np.empty(n)
     for i in range(n):
         acc = 0.0
-        if dense:
-            row = Xd[i]
-            for k in range(row.shape[0]):
-                acc += row[k] * row[k]
-        else:
-            for p in range(indptr[i], indptr[i + 1]):
-                acc += data[p] * data[p]
+        for p in range(indptr[i], indptr[i + 1]):
+            acc += data[p] * data[p]
         out[i] = acc + s * s
     return out
 
 
 @njit(cache=True)
-def _gap(dense, Xd, data, indices, indptr, n, s, u, c_pos, c_neg, a_pos, a_neg, z):
+def _gap(data, indices, indptr, n, s, u, c_pos, c_neg, a_pos, a_neg, z):
     """(P(ũ), D(α)); fills z with ⟨ũ, x̃_i⟩."""
     uu = 0.0
     for k in range(u.shape[0]):
@@ -86,7 +73,7 @@ def _gap(dense, Xd, data, indices, indptr, n, s, u, c_pos, c_neg, a_pos, a_neg, 
     loss = 0.0
     asum = 0.0
     for i in range(n):
-        zi = _dot(dense, Xd, data, indices, indptr, i, u, s)
+        zi = _dot(data, indices, indptr, i, u, s)
         z[i] = zi
         if c_pos[i] > 0.0 and zi > -1.0:
             loss += c_pos[i] * (1.0 + zi)
@@ -116,7 +103,7 @@ def _rescale(old_c, new_c, alpha, active):
 
 
 @njit(cache=True)
-def _solve(dense, Xd, data, indices, indptr, n, d, s, c_pos, c_neg, a_pos, a_neg, old_pos,
+def _solve(data, indices, indptr, n, d, s, c_pos, c_neg, a_pos, a_neg, old_pos,
            old_neg, z_old, gap_tol, max_epochs, rng, shrinking, pg_tol0):
     """In place on a_pos, a_neg, old_pos, old_neg (set to c_pos, c_neg) and z_old (set to z);
     returns (ũ, z, P, D, epochs)."""
@@ -129,12 +116,12 @@ def _solve(dense, Xd, data, indices, indptr, n, d, s, c_pos, c_neg, a_pos, a_neg
         old_neg[i] = c_neg[i]
         coef = a_neg[i] - a_pos[i]
         if coef != 0.0:
-            _axpy(dense, Xd, data, indices, indptr, i, coef, u, s)
+            _axpy(data, indices, indptr, i, coef, u, s)
     z = z_old
-    primal, dual = _gap(dense, Xd, data, indices, indptr, n, s, u, c_pos, c_neg, a_pos, a_neg, z)
+    primal, dual = _gap(data, indices, indptr, n, s, u, c_pos, c_neg, a_pos, a_neg, z)
     if primal - dual <= gap_tol or max_epochs == 0:
         return u, z, primal, dual, 0
-    qd = _sq_norms(dense, Xd, data, indices, indptr, n, s)
+    qd = _sq_norms(data, indptr, n, s)
     # coordinates: 2i for the −1 side of row i, 2i + 1 for the +1 side (cost > 0 only)
     index = np.empty(2 * n, dtype=np.int64)
     full = 0
@@ -173,7 +160,7 @@ def _solve(dense, Xd, data, indices, indptr, n, d, s, c_pos, c_neg, a_pos, a_neg
                 yi, cap, alpha = 1.0, c_neg[i], a_neg[i]
             else:
                 yi, cap, alpha = -1.0, c_pos[i], a_pos[i]
-            g = yi * _dot(dense, Xd, data, indices, indptr, i, u, s) - 1.0
+            g = yi * _dot(data, indices, indptr, i, u, s) - 1.0
             pg = 0.0
             if alpha == 0.0:
                 if shrinking and g > pg_max_old:
@@ -203,7 +190,7 @@ def _solve(dense, Xd, data, indices, indptr, n, d, s, c_pos, c_neg, a_pos, a_neg
                     a_neg[i] = new
                 else:
                     a_pos[i] = new
-                _axpy(dense, Xd, data, indices, indptr, i, (new - alpha) * yi, u, s)
+                _axpy(data, indices, indptr, i, (new - alpha) * yi, u, s)
             t += 1
         if active == 0:
             pg_max, pg_min = 0.0, 0.0
@@ -215,7 +202,7 @@ def _solve(dense, Xd, data, indices, indptr, n, d, s, c_pos, c_neg, a_pos, a_neg
             continue
         if converged or since_check >= CHECK_EVERY:
             since_check = 0
-            primal, dual = _gap(dense, Xd, data, indices, indptr, n, s, u, c_pos, c_neg, a_pos,
+            primal, dual = _gap(data, indices, indptr, n, s, u, c_pos, c_neg, a_pos,
                                 a_neg, z)
             if primal - dual <= gap_tol:
                 return u, z, primal, dual, epoch
@@ -223,7 +210,7 @@ def _solve(dense, Xd, data, indices, indptr, n, d, s, c_pos, c_neg, a_pos, a_neg
                 pg_tol *= 0.1
         pg_max_old = pg_max if pg_max > 0.0 else np.inf
         pg_min_old = pg_min if pg_min < 0.0 else -np.inf
-    primal, dual = _gap(dense, Xd, data, indices, indptr, n, s, u, c_pos, c_neg, a_pos, a_neg, z)
+    primal, dual = _gap(data, indices, indptr, n, s, u, c_pos, c_neg, a_pos, a_neg, z)
     return u, z, primal, dual, epoch
 
 
@@ -240,20 +227,16 @@ class DualState:
         self.cost_neg = np.zeros(n)
         self.z = np.full(n, np.nan)  # nan: no solution yet, every side starts at 0
         self.rng = np.array([(int(seed) * 2654435761 + 1) % 2**64 or 1], dtype=np.uint64)
-        self._view = None  # (X, its CSR copy): dense input that is mostly zeros
+        self._view = None  # (X, its CSR copy) for dense input
 
     def rows(self, X):
-        """X as the solver reads it: a dense X with at most ``SPARSE_BELOW`` of its entries
-        nonzero as CSR (converted once per X and kept), anything else as it is."""
+        """X as the solver reads it: float64 CSR, any other X converted once and kept."""
         import scipy.sparse as sp
 
-        if sp.issparse(X) or X.size == 0:
+        if sp.issparse(X) and X.format == "csr" and X.dtype == np.float64:
             return X
-        if self._view is not None and self._view[0] is X:
-            return self._view[1]
-        if np.count_nonzero(X) > SPARSE_BELOW * X.size:
-            return X
-        self._view = (X, sp.csr_matrix(X))
+        if self._view is None or self._view[0] is not X:
+            self._view = (X, sp.csr_matrix(X, dtype=np.float64))
         return self._view[1]
 
     def reset(self):
@@ -262,24 +245,13 @@ class DualState:
         self.z[:] = np.nan
 
 
-def _parts(X):
-    import scipy.sparse as sp
-
-    if sp.issparse(X):
-        X = X.tocsr()
-        return (False, np.empty((0, 0)), np.asarray(X.data, dtype=np.float64), X.indices,
-                X.indptr)
-    Xd = np.ascontiguousarray(X, dtype=np.float64)
-    return (True, Xd, np.empty(0), np.empty(0, dtype=np.int32), np.empty(1, dtype=np.int32))
-
-
 def dcd_solve(X, c_pos, c_neg, s, state: DualState, gap_tol, max_epochs=1000, shrinking=True,
               pg_tol=0.1):
     """Solve the problem in the module docstring from ``state`` (updated in place).
 
     Parameters
     ----------
-    X : (n, d) dense array or CSR matrix.
+    X : (n, d) array or sparse matrix (read as float64 CSR, see :meth:`DualState.rows`).
     c_pos, c_neg : (n,) costs C⁺, C⁻ ≥ 0.
     s : float, the bias column's value (0: no bias).
     state : DualState of size n.
@@ -295,9 +267,8 @@ def dcd_solve(X, c_pos, c_neg, s, state: DualState, gap_tol, max_epochs=1000, sh
     dual : D(α), epochs : int.
     """
     X = state.rows(X)
-    dense, Xd, data, indices, indptr = _parts(X)
     n, d = X.shape
-    return _solve(dense, Xd, data, indices, indptr, n, d, float(s),
+    return _solve(X.data, X.indices, X.indptr, n, d, float(s),
                   np.ascontiguousarray(c_pos, dtype=np.float64),
                   np.ascontiguousarray(c_neg, dtype=np.float64), state.alpha_pos,
                   state.alpha_neg, state.cost_pos, state.cost_neg, state.z, float(gap_tol),

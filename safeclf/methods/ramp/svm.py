@@ -49,10 +49,17 @@ class SVMResult:
     z: np.ndarray | None = None  # ⟨w, x⟩ + b on every row, when the solver has it
 
 
-def _stack(X, idx_pos, idx_neg):
-    if sp.issparse(X):
-        return sp.vstack([X[idx_pos], X[idx_neg]], format="csr")
-    return np.vstack([X[idx_pos], X[idx_neg]])
+def _sides(X, a_pos, a_neg):
+    """The standard SVM's rows: (X_s, y, a) with the a⁺ rows (label −1) then the a⁻ rows
+    (label +1), those of weight 0 left out; None when every weight is 0."""
+    idx_pos = np.flatnonzero(a_pos > 0)
+    idx_neg = np.flatnonzero(a_neg > 0)
+    if idx_pos.size + idx_neg.size == 0:
+        return None
+    Xs = (sp.vstack([X[idx_pos], X[idx_neg]], format="csr") if sp.issparse(X)
+          else np.vstack([X[idx_pos], X[idx_neg]]))
+    y = np.r_[-np.ones(idx_pos.size), np.ones(idx_neg.size)]
+    return Xs, y, np.r_[a_pos[idx_pos], a_neg[idx_neg]]
 
 
 def inner_objective(z, a_pos, a_neg, w, b, lam, s):
@@ -96,14 +103,14 @@ def _dcd_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_stat
     s = float(intercept_scaling)
     if state is None:
         state = DualState(n, random_state)
-    X = state.rows(X)  # a mostly-zero dense X as CSR, once
+    X = state.rows(X)  # float64 CSR, converted once
     c_pos, c_neg = (2.0 / lam) * a_pos, (2.0 / lam) * a_neg
     if gap_tol is None:  # 1e-6 of the objective at w = 0 (P(0) = Σ C)
         gap_tol = 1e-6 * 0.25 * lam * float(c_pos.sum() + c_neg.sum())
     target = 4.0 * gap_tol / lam
     epochs = 0
     chunk = min(POLISH_AFTER, max_iter)
-    polish = (X.nnz if sp.issparse(X) else X.size) >= POLISH_MIN_NNZ
+    polish = X.nnz >= POLISH_MIN_NNZ
     while True:
         u, z, primal, dual, ep = dcd_solve(X, c_pos, c_neg, s, state, target, chunk, pg_tol=tol)
         epochs += ep
@@ -169,8 +176,7 @@ def _working_set_polish(X, c_pos, c_neg, s, state, u, z):
     np.add.at(coef, rows[fixed], alpha[fixed] * y[fixed])
     a = np.r_[np.asarray(X.T @ coef).ravel(), s * coef.sum()]
     m, dd = W.size, X.shape[1] + 1
-    XW = X[rows[W]]
-    XW = sp.csr_matrix(XW) if not sp.issparse(XW) else XW.tocsr()
+    XW = X[rows[W]]  # CSR (DualState.rows)
     AW = sp.diags(y[W]) @ sp.hstack([XW, sp.csr_matrix(np.full((m, 1), s))], format="csr")
     P = sp.block_diag([sp.identity(dd), sp.csc_matrix((m, m))], format="csc")
     q = np.r_[-a, cap[W]]
@@ -197,14 +203,11 @@ def _clarabel_svm(X, a_pos, a_neg, lam, intercept_scaling):
 
     d = X.shape[1]
     s = float(intercept_scaling)
-    idx_pos = np.flatnonzero(a_pos > 0)
-    idx_neg = np.flatnonzero(a_neg > 0)
-    r = idx_pos.size + idx_neg.size
-    if r == 0:
+    sides = _sides(X, a_pos, a_neg)
+    if sides is None:
         return SVMResult(np.zeros(d), 0.0, 0.0, 0.0, 0, 0)
-    Xs = sp.csr_matrix(_stack(X, idx_pos, idx_neg))
-    y = np.r_[-np.ones(idx_pos.size), np.ones(idx_neg.size)]
-    a = np.r_[a_pos[idx_pos], a_neg[idx_neg]]
+    Xs, y, a = sides
+    Xs, r = sp.csr_matrix(Xs), y.size
     nb = 1 if s > 0 else 0
     P = sp.block_diag([lam * sp.identity(d)]
                       + ([sp.csc_matrix([[lam / s**2]])] if nb else [])
@@ -231,18 +234,16 @@ def _liblinear_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, rando
 
     d = X.shape[1]
     s = float(intercept_scaling)
-    idx_pos = np.flatnonzero(a_pos > 0)
-    idx_neg = np.flatnonzero(a_neg > 0)
-    if idx_pos.size + idx_neg.size == 0:
+    sides = _sides(X, a_pos, a_neg)
+    if sides is None:
         return SVMResult(np.zeros(d), 0.0, 0.0, 0.0, 0, 0)
-    Xs = _stack(X, idx_pos, idx_neg)
-    y = np.r_[-np.ones(idx_pos.size), np.ones(idx_neg.size)]
-    C = 2.0 * np.r_[a_pos[idx_pos], a_neg[idx_neg]] / lam
-    dummy = idx_pos.size == 0 or idx_neg.size == 0
+    Xs, y, a = sides
+    C = 2.0 * a / lam
+    dummy = np.unique(y).size == 1
     if dummy:  # LIBLINEAR needs two classes: add one zero-weight row of the missing label
         Xs = sp.vstack([Xs, sp.csr_matrix((1, d))]) if sp.issparse(Xs) else np.vstack(
             [Xs, np.zeros((1, d))])
-        y = np.r_[y, 1.0 if idx_neg.size == 0 else -1.0]
+        y = np.r_[y, -y[0]]
         C = np.r_[C, 1e-300]
     model = LinearSVC(C=1.0, loss="hinge", dual=True, tol=tol, max_iter=max_iter,
                       fit_intercept=s > 0, intercept_scaling=s if s > 0 else 1.0,
