@@ -31,8 +31,11 @@ def test_run_writes_every_file(cli, tiny_spec, tmp_path):
     run = _run_dir(out)
     assert run.name.endswith("-tiny") and len(run.name.split("-")[0]) == 8
     for name in ["spec.yaml", "manifest.json", "metrics.csv", "metrics.parquet", "summary.md", "summary.csv",
-                 "run.log", "expectations.md", "expectations.csv"]:
+                 "run.log", "expectations.md", "expectations.csv", "promises.csv", "promises.md"]:
         assert (run / name).is_file(), name
+    # svm and logreg promise nothing: every job still has its row in promises.csv, saying so
+    promises = pd.read_csv(run / "promises.csv")
+    assert len(promises) == 12 and set(promises["verdict"]) == {"no promise"}
     manifest = json.loads((run / "manifest.json").read_text())
     for key in ["command", "safeclf_version", "python", "packages", "git_commit", "host",
                 "start", "end", "seeds"]:
