@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from safeclf.methods.ramp import RampClassifier
 from safeclf.methods.ramp import estimator as ramp_estimator

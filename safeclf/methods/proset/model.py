@@ -357,7 +357,8 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         mass, w K / Z), batch, sample, class and weight, sorted by impact; ``n_prototypes``
         keeps only the largest. Summing ``impact`` by ``target`` over all rows gives
         ``predict_proba(x)`` (exactly with ``dtype="float64"``; to float32 rounding, ~1e-7
-        relative, with the default float32 products). The table's ``attrs`` hold the prediction and probabilities.
+        relative, with the default float32 products). The table's ``attrs`` hold the
+        prediction and probabilities.
         """
         import pandas as pd
 

@@ -30,7 +30,6 @@ X the copy costs 1.5× its memory); memory beyond X and that copy is O(n + d).
 from __future__ import annotations
 
 import numpy as np
-
 from numba import njit  # cache folder: set once in safeclf/__init__.py
 
 CHECK_EVERY = 8

@@ -23,7 +23,6 @@ from safeclf.methods.ramp.rates import (
 from safeclf.routing import ROUTED_ROWS, ROUTING_HINT, requested
 from safeclf.solver_status import iteration_status, settle
 
-
 #: Below this many training rows, ``lam=None`` means "auto" (see RampClassifier's ``lam``)
 LAM_AUTO_ROWS = 2000
 #: From this many training rows on, ``start="auto"`` means "coarse" (see RampClassifier's

@@ -11,7 +11,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from safeclf.errors import SpecError
-from safeclf.plugin import MethodPlugin
 from safeclf.routing import ROUTING_HINT, requested
 from safeclf.solver_status import iteration_status, settle
 
@@ -94,33 +93,3 @@ class FairlearnEG(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         seed = self.random_state if isinstance(self.random_state, Integral) else 0
         return self.model_.predict(X, random_state=seed)
-
-
-class FairlearnPlugin(MethodPlugin):
-    def promises(self, estimator, task):
-        """With ``ratio_bound`` r and demographic parity: s_p(protected)/s_p(privileged) ≥ r²
-        on the training data (fairlearn's constraint, for its randomised rule), under the same
-        name as ramp's ratio constraint so failure rates line up; otherwise none."""
-        from safeclf import groups as G
-        from safeclf.promises import Promise, Quantity, no_promise
-
-        r = estimator.ratio_bound
-        if not r or estimator.constraint != "demographic_parity":
-            return [no_promise(self.name, "a difference bound on group rates, not a rate "
-                               "promise safeclf checks")]
-        d = G.resolve(info=task.info, groups=task.train.rows["groups"],
-                      positive=np.asarray(task.train.y) == estimator.classes_[-1])
-        return [Promise(
-            "constraint_fairness_ratio",
-            f"s_p(not {d.privileged}) ≥ r² = {r * r:.4g}·s_p({d.privileged}) (training data)",
-            Quantity("ratio", privileged=d.privileged), ">=", r * r, "training",
-            "Agarwal et al. 2018 (fairlearn DemographicParity ratio_bound)",
-            note="promised for fairlearn's randomised rule on the training rows, up to its eps")]
-
-
-plugin = FairlearnPlugin(
-    name="fairlearn_eg",
-    estimator=FairlearnEG,
-    summary="fairlearn ExponentiatedGradient + logistic regression (reference; bench extra)",
-    needs=("groups",),
-)

@@ -20,7 +20,6 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from safeclf.errors import DataError
-from safeclf.plugin import PRIVILEGED, MethodPlugin, Report
 
 
 def best_counts(scores, positive, groups, privileged, kappa):
@@ -159,16 +158,3 @@ def _group_column(X, groups):
     raise DataError("group_thresholds: no feature column determines the group, so the group "
                     "cannot be known when predicting; keep the group among the features "
                     "(Adult: sensitive_as_feature: true)")
-
-
-class GroupThresholdsPlugin(MethodPlugin):
-    def report(self, estimator, task) -> Report:
-        return Report({f"threshold_{g}": t for g, t in estimator.thresholds_.items()})
-
-
-plugin = GroupThresholdsPlugin(
-    name="group_thresholds",
-    estimator=GroupThresholds,
-    summary="logistic regression with a threshold per group meeting a fairness ratio κ",
-    needs=("groups", PRIVILEGED),
-)

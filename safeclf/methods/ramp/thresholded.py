@@ -14,12 +14,9 @@ from safeclf.errors import DataError
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
 from safeclf.methods.ramp.rates import (
     FitData,
-    RatioConstraint,
     parse_constraints,
     parse_monitors,
 )
-from safeclf.methods.ramp.rows import RowsPlugin
-from safeclf.plugin import Report
 from safeclf.solver_status import iteration_status
 
 
@@ -102,41 +99,3 @@ class ThresholdedSVM(LinearBinaryClassifier):
             self.recall_target_ = target
         self.intercept_ = b
         return self
-
-
-class ThresholdedPlugin(RowsPlugin):
-    """Reports the ``report`` constraints and ``monitor`` rates of the thresholded model on
-    every part, under the ramp method's metric names."""
-
-    def report(self, estimator, task) -> Report:
-        from safeclf.methods.ramp.estimator import monitor_values
-
-        _, cons, monitors = estimator._parsed()
-        # ratio constraints take their direction once, from the training part (safeclf.groups)
-        train = FitData(np.asarray(task.train.y) == estimator.classes_[1],
-                        {k: v for k, v in task.train.rows.items() if not isinstance(v, dict)})
-        try:
-            cons = [c.resolved(train, task.info.get("privileged_group"))
-                    if isinstance(c, RatioConstraint) else c for c in cons]
-        except ValueError as exc:
-            raise DataError(f"thresholded_svm: {exc}") from None
-        metrics = {}
-        for part_name, part in task.parts().items():
-            p = (estimator.decision_function(part.X) > 0).astype(float)
-            data = FitData(np.asarray(part.y) == estimator.classes_[1],
-                           {k: v for k, v in part.rows.items() if not isinstance(v, dict)})
-            for c in cons:
-                try:
-                    metrics[f"{part_name}_constraint_{c.name}"] = c.value(data, p)
-                except ValueError:
-                    metrics[f"{part_name}_constraint_{c.name}"] = float("nan")
-            metrics.update({f"{part_name}_{k}": v
-                            for k, v in monitor_values(monitors, data, p).items()})
-        return Report(metrics, {"recall_target": getattr(estimator, "recall_target_", None)})
-
-
-plugin = ThresholdedPlugin(
-    name="thresholded_svm",
-    estimator=ThresholdedSVM,
-    summary="unconstrained linear SVM with its bias shifted to reach a recall (churn baseline)",
-)

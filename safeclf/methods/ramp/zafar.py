@@ -23,7 +23,6 @@ from safeclf.conic import solve_conic
 from safeclf.errors import DataError
 from safeclf.groups import resolve
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
-from safeclf.plugin import PRIVILEGED, MethodPlugin, Report
 from safeclf.routing import ROUTING_HINT, requested
 from safeclf.solver_status import settle
 
@@ -134,20 +133,3 @@ class ZafarSVM(LinearBinaryClassifier):
         self.solver_status_ = str(status)
         self.covariance_ = float(xbar @ self.coef_)
         return self
-
-
-class ZafarPlugin(MethodPlugin):
-    """Passes the dataset's privileged group with the groups (:mod:`safeclf.groups`)."""
-
-    def report(self, estimator, task) -> Report:
-        return Report({"covariance": estimator.covariance_,
-                       "train_objective": estimator.objective_},
-                      {"covariance": estimator.covariance_})
-
-
-plugin = ZafarPlugin(
-    name="zafar",
-    estimator=ZafarSVM,
-    summary="SVM with Zafar et al.'s covariance fairness constraint |<w, x_M - x_F>| <= c (QP)",
-    needs=("groups", PRIVILEGED),
-)
