@@ -63,3 +63,16 @@ def test_a_coarse_fit_that_fails_falls_back_to_the_zero_start(monkeypatch):
     est = _fit(X, y, g, start="coarse")
     assert est.coarse_rows_ == []
     assert est.constraint_values_[0]["train_randomized"] >= 0.8 - 0.02
+
+
+def test_a_step_no_iterate_improves_is_solved_again_more_exactly():
+    """Majorization steps whose cutting-plane iterates all raise the exact-penalty merit are
+    re-solved ten times as exactly instead of ending the descent: some are rescued, the merits
+    never rise, and the randomised training ratio ends on κ."""
+    X, y, g = _biased(4000)
+    est = _fit(X, y, g, max_mm_iter=30, mm_tol=1e-5)
+    rescued = [h for h in est.history_ if h["retried"] and h["accepted"]]
+    assert rescued
+    merits = [h["merit"] for h in est.history_ if h["accepted"]]
+    assert all(b <= a + 1e-12 for a, b in zip(merits, merits[1:], strict=False))
+    assert abs(est.constraint_values_[0]["train_randomized"] - 0.8) <= 0.002

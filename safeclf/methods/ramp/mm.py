@@ -126,12 +126,12 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
     for t in range(1, max_mm_iter + 1):
         maj = Majoriser.at(prob, prob.z(w, b))
 
-        def evaluate(v, outer_gap, maj=maj):
+        def evaluate(v, outer_gap, maj=maj, tol=cp_tol):
             weights = np.r_[1.0, v]
             a_pos, a_neg = weights @ maj.pos, weights @ maj.neg
             res = weighted_hinge_svm(prob.X, a_pos, a_neg, prob.lam, prob.s, svm_tol,
                                      svm_max_iter, seed, inner_solver,
-                                     gap_tol=inner_gap_target(outer_gap, cp_tol), state=state)
+                                     gap_tol=inner_gap_target(outer_gap, tol), state=state)
             if res.z is None:
                 res.z = prob.z(res.w, res.b)
             bounds = maj.bounds(res.z)
@@ -140,25 +140,36 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
             lower = min(res.lower + const, upper)
             return upper, lower, bounds[1:] - prob.gamma, res
 
-        cp = cutting_plane(evaluate, prob.m, v_max, cp_tol, max_cp_iter, v_start)
-        # Algorithm 2 returns the iterate with the best lower bound; with inexact inner solves
-        # we take, among the evaluated iterates, the one with the smallest exact-penalty value
-        # of Problem 3 (the two coincide once U_t − L_t ≤ ε)
-        chosen = min(cp.cuts, key=lambda c: _penalised_bound(maj, prob, c.payload, v_max))
-        res = chosen.payload
-        new_merit = prob.penalised(res.w, res.b, v_max)
+        # Problem 3 by Algorithm 2; if no iterate improves the merit (the constraint bound a
+        # little above γ costs v_max times as much in the exact penalty), once more ten times
+        # as exact from where it ended: a step that improves exists, the current point
+        # being feasible for Problem 3 at the current merit
+        for retry in (False, True):
+            tol = cp_tol / 10 if retry else cp_tol
+            cp = cutting_plane(lambda v, gap, tol=tol: evaluate(v, gap, tol=tol), prob.m,
+                               v_max, tol, max_cp_iter, v_start,
+                               **({"g_tol": 1e-4} if retry else {}))
+            # Algorithm 2 returns the iterate with the best lower bound; with inexact inner
+            # solves we take, among the evaluated iterates, the one with the smallest
+            # exact-penalty value of Problem 3 (the two coincide once U_t − L_t ≤ ε)
+            chosen = min(cp.cuts, key=lambda c: _penalised_bound(maj, prob, c.payload, v_max))
+            res = chosen.payload
+            new_merit = prob.penalised(res.w, res.b, v_max)
+            accepted = new_merit <= merit + 1e-12 * max(1.0, abs(merit))
+            if accepted or retry:
+                break
+            v_start = chosen.v
         out.cp_iterations.append(cp.iterations)
         out.duality_gaps.append(cp.gap)
         out.svm_gaps.append(res.upper - res.lower)
-        accepted = new_merit <= merit + 1e-12 * max(1.0, abs(merit))
         out.history.append({"iteration": t, "merit": new_merit, "v": chosen.v.tolist(),
                             "cp_iterations": cp.iterations, "duality_gap": float(cp.gap),
-                            "accepted": bool(accepted)})
+                            "accepted": bool(accepted), "retried": retry})
         if callback is not None:
             callback(t, res, cp)
         out.mm_iterations = t
         if not accepted:
-            out.converged = True  # an inexact inner solve did not improve: keep the iterate
+            out.converged = True  # not even the exact retry improved: keep the iterate
             break
         improvement = merit - new_merit
         w, b, merit = res.w, res.b, new_merit
