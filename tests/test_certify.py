@@ -119,8 +119,13 @@ def test_certified_ramp_with_lam_auto_chooses_a_lam_by_its_predicted_safety_test
     assert table[chosen]["chosen"]
     assert out.record["internal_bounds"]["constraint_fairness_ratio"] == (
         table[chosen]["internal_bounds"][0])
-    assert out.passed, out.record
-    assert out.estimator.lam_ == grid[chosen] and out.estimator.lam_cv_ is None
+    # the setting most likely to pass; whether this draw passes is a chance event (predicted
+    # ~0.7 here), so each outcome is checked for what it must be
+    assert table[chosen]["pass_probability"] == max(r["pass_probability"] for r in table)
+    if out.passed:
+        assert out.estimator.lam_ == grid[chosen] and out.estimator.lam_cv_ is None
+    else:
+        assert out.estimator is None and out.record["reason"].startswith("safety test failed")
 
 
 # -- moved from test_promises: tightening, pass and no solution -------------------------------
