@@ -114,3 +114,18 @@ def test_working_set_polish_keeps_the_optimum(monkeypatch, sparse):
     assert polished.lower <= qp.upper * (1 + 1e-9) and qp.lower <= polished.upper * (1 + 1e-9)
     assert _rel(np.r_[polished.w, polished.b], np.r_[qp.w, qp.b]) <= 1e-3
     assert polished.n_iter < plain.n_iter
+
+
+@pytest.mark.parametrize("solver", ["dcd", "liblinear", "clarabel"])
+def test_one_sided_and_empty_weights(solver):
+    """Only a⁺ rows (every row's hinge on the same side: LIBLINEAR then needs a placeholder
+    row of the other label) reach the same optimum as dcd's; no weight at all gives w = 0."""
+    X, a_pos, _ = _instance(4)
+    a_neg = np.zeros_like(a_pos)
+    ref = weighted_hinge_svm(X, a_pos, a_neg, 1e-2, 1.0, solver="clarabel")
+    res = weighted_hinge_svm(X, a_pos, a_neg, 1e-2, 1.0, tol=1e-8, max_iter=100_000,
+                             solver=solver)
+    assert res.upper == pytest.approx(ref.upper, rel=1e-5)
+    assert res.lower <= ref.upper + 1e-9
+    empty = weighted_hinge_svm(X, a_neg, a_neg, 1e-2, 1.0, solver=solver)
+    assert not empty.w.any() and empty.b == 0.0 and empty.upper == empty.lower == 0.0

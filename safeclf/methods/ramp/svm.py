@@ -51,11 +51,9 @@ class SVMResult:
 
 def _sides(X, a_pos, a_neg):
     """The standard SVM's rows: (X_s, y, a) with the a⁺ rows (label −1) then the a⁻ rows
-    (label +1), those of weight 0 left out; None when every weight is 0."""
+    (label +1), those of weight 0 left out (at least one weight is positive)."""
     idx_pos = np.flatnonzero(a_pos > 0)
     idx_neg = np.flatnonzero(a_neg > 0)
-    if idx_pos.size + idx_neg.size == 0:
-        return None
     Xs = (sp.vstack([X[idx_pos], X[idx_neg]], format="csr") if sp.issparse(X)
           else np.vstack([X[idx_pos], X[idx_neg]]))
     y = np.r_[-np.ones(idx_pos.size), np.ones(idx_neg.size)]
@@ -79,6 +77,8 @@ def weighted_hinge_svm(X, a_pos, a_neg, lam, intercept_scaling=1.0, tol=1e-3, ma
     cold, ``tol`` and ``max_iter`` its own), "clarabel" (the QP by interior point, exact dual
     bound), or "auto": dcd, then Clarabel when dcd's certified gap still exceeds ``gap_tol``
     after ``max_iter`` epochs."""
+    if not (np.any(a_pos > 0) or np.any(a_neg > 0)):  # no loss: w = 0, b = 0 is optimal
+        return SVMResult(np.zeros(X.shape[1]), 0.0, 0.0, 0.0, 0, 0, np.zeros(X.shape[0]))
     if solver == "clarabel":
         return _clarabel_svm(X, a_pos, a_neg, lam, intercept_scaling)
     if solver == "liblinear":
@@ -203,10 +203,7 @@ def _clarabel_svm(X, a_pos, a_neg, lam, intercept_scaling):
 
     d = X.shape[1]
     s = float(intercept_scaling)
-    sides = _sides(X, a_pos, a_neg)
-    if sides is None:
-        return SVMResult(np.zeros(d), 0.0, 0.0, 0.0, 0, 0)
-    Xs, y, a = sides
+    Xs, y, a = _sides(X, a_pos, a_neg)
     Xs, r = sp.csr_matrix(Xs), y.size
     nb = 1 if s > 0 else 0
     P = sp.block_diag([lam * sp.identity(d)]
@@ -234,10 +231,7 @@ def _liblinear_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, rando
 
     d = X.shape[1]
     s = float(intercept_scaling)
-    sides = _sides(X, a_pos, a_neg)
-    if sides is None:
-        return SVMResult(np.zeros(d), 0.0, 0.0, 0.0, 0, 0)
-    Xs, y, a = sides
+    Xs, y, a = _sides(X, a_pos, a_neg)
     C = 2.0 * a / lam
     dummy = np.unique(y).size == 1
     if dummy:  # LIBLINEAR needs two classes: add one zero-weight row of the missing label
