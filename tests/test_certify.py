@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from group_data import two_groups
 
 from safeclf import certify as C
 from safeclf import promises as P
@@ -18,11 +19,7 @@ def _ratio_promise(bound=0.8, sense=">="):
 
 def _fair_task(n, seed, test=2000):
     """Two groups, the protected one (F) with fewer positives; a label-driven feature."""
-    rng = np.random.default_rng(seed)
-    m = n + test
-    g = np.where(rng.random(m) < 0.5, "M", "F")
-    y = (rng.random(m) < np.where(g == "M", 0.5, 0.25)).astype(int)
-    X = rng.normal(size=(m, 3)) + np.c_[1.2 * (2 * y - 1), 0.8 * (g == "M"), np.zeros(m)]
+    X, y, g = two_groups(n + test, seed)
     return Task("toy", Part(X[:n], y[:n], {"groups": g[:n]}),
                 Part(X[n:], y[n:], {"groups": g[n:]}), info={"privileged_group": "M"})
 

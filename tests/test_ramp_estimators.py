@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from group_data import two_groups
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from safeclf.methods.ramp import RampClassifier
@@ -21,11 +22,7 @@ def test_sklearn_estimator_checks(estimator, check):
 
 
 def _groups_data(n=300, seed=0):
-    rng = np.random.default_rng(seed)
-    g = np.where(rng.random(n) < 0.5, "M", "F")
-    y = (rng.random(n) < np.where(g == "M", 0.5, 0.2)).astype(int)
-    X = rng.normal(size=(n, 3)) + np.c_[1.5 * (2 * y - 1), 1.0 * (g == "M"), np.zeros(n)]
-    return X, y, g
+    return two_groups(n, seed, rates=(0.5, 0.2), label_shift=1.5, group_shift=1.0)
 
 
 def test_zafar_clarabel_fast_path_matches_the_cvxpy_model():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sklearn
+from group_data import two_groups
 from sklearn.model_selection import GridSearchCV, GroupKFold, KFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -77,11 +78,7 @@ def test_calibrated_pipeline_refuses_step_parameters():
 # -- fit-time rows through metadata routing -----------------------------------------------------
 def groups_data(n=240, seed=0):
     """Group B has more positives and is easier to call positive."""
-    rng = np.random.default_rng(seed)
-    g = np.where(rng.random(n) < 0.5, "B", "A")
-    y = (rng.random(n) < np.where(g == "B", 0.6, 0.3)).astype(int)
-    X = rng.normal(size=(n, 3)) + np.c_[1.2 * (2 * y - 1), 0.8 * (g == "B"), np.zeros(n)]
-    return X, y, g
+    return two_groups(n, seed, names=("B", "A"), rates=(0.6, 0.3))
 
 
 class Recorder(RampClassifier):
