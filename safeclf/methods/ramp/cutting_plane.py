@@ -88,7 +88,11 @@ def _level_point(cuts, v_max, center, level):
     return np.clip(res.x, 0.0, v_max)
 
 
-def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None, g_tol=1e-3) -> CPResult:
+#: |g| at which the m = 1 search counts the constraint as tight (see :func:`cutting_plane`)
+G_TOL = 1e-3
+
+
+def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None, g_tol=G_TOL) -> CPResult:
     """Run Algorithm 2; ``evaluate(v, gap) -> (upper, lower, grad, payload)``. For m = 1 the
     search also requires a point where the constraint is tight (|g| ≤ ``g_tol``), or v at
     an end of V with g of the right sign: z is flat near its maximum, so U_t − L_t ≤ ε alone

@@ -238,11 +238,6 @@ class DualState:
             self._view = (X, sp.csr_matrix(X, dtype=np.float64))
         return self._view[1]
 
-    def reset(self):
-        for a in (self.alpha_pos, self.alpha_neg, self.cost_pos, self.cost_neg):
-            a[:] = 0.0
-        self.z[:] = np.nan
-
 
 def dcd_solve(X, c_pos, c_neg, s, state: DualState, gap_tol, max_epochs=1000, shrinking=True,
               pg_tol=0.1):

@@ -290,8 +290,6 @@ class RampClassifier(LinearBinaryClassifier):
     def _coarse_start(self, X, y, rows, privileged_group, prob, seed) -> dict:
         """``mm.solve``'s start (w0, b0, v0 and the inner duals' state) from a fit on a
         random share of the rows (``start``), or {} for the zero start."""
-        from sklearn.base import clone
-
         from safeclf.methods.ramp.dcd import DualState
 
         self.coarse_rows_ = []
@@ -301,11 +299,9 @@ class RampClassifier(LinearBinaryClassifier):
         if not coarse or k < 2:
             return {}
         idx = coarse_rows(y, rows.get("groups"), k, seed)
-        est = clone(self).set_params(lam=prob.lam * n / k, n_jobs=None,
-                                     start="coarse" if k >= COARSE_FLOOR else "zero")
         try:
-            est.fit(X[idx], y[idx], privileged_group=privileged_group,
-                    **{key: v[idx] for key, v in rows.items()})
+            est = self._fit_rows(idx, X, y, rows, privileged_group, lam=prob.lam * n / k,
+                                 start="coarse" if k >= COARSE_FLOOR else "zero")
         except (DataError, InfeasibleError, ValueError):
             return {}
         self.coarse_rows_ = [k] + list(getattr(est, "coarse_rows_", []))
@@ -347,20 +343,15 @@ class RampClassifier(LinearBinaryClassifier):
         the largest λ whose mean objective is within one standard error of the smallest.
         A fit that raises InfeasibleError on its training folds counts as not eligible."""
         from joblib import Parallel, delayed
-        from sklearn.base import clone
         from sklearn.model_selection import StratifiedKFold
 
         n = X.shape[0]
         grid = self._lam_values(n)
         seed = check_random_state(self.random_state).randint(2**31 - 1)
         folds = list(StratifiedKFold(self.cv, shuffle=True, random_state=seed).split(X, y))
-        base = clone(self).set_params(n_jobs=None)
-
         def one(lam, train, val):
-            est = clone(base).set_params(lam=lam)
             try:
-                est.fit(X[train], y[train], privileged_group=privileged_group,
-                        **{k: v[train] for k, v in rows.items()})
+                est = self._fit_rows(train, X, y, rows, privileged_group, lam=lam)
             except InfeasibleError:
                 return np.nan, np.inf
             return est._validation_scores(X[val], y[val], {k: v[val] for k, v in rows.items()})
@@ -389,6 +380,15 @@ class RampClassifier(LinearBinaryClassifier):
                   "eligible": bool(eligible[i]), "chosen": i == chosen}
                  for i in range(len(grid))]
         return grid[chosen], table
+
+    def _fit_rows(self, idx, X, y, rows, privileged_group, **params):
+        """A clone with ``params`` (run serially) fitted on the rows ``idx``, every named rows
+        entry cut to them: the λ cross-validation's folds and the coarse start's sample."""
+        from sklearn.base import clone
+
+        est = clone(self).set_params(n_jobs=None, **params)
+        return est.fit(X[idx], y[idx], privileged_group=privileged_group,
+                       **{key: v[idx] for key, v in rows.items()})
 
     def _validation_scores(self, X, y, rows):
         """(objective rate, worst constraint violation in linear form) on held-out rows; a

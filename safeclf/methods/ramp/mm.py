@@ -19,10 +19,11 @@ g₀ + v_max Σ_j [g_j − γ_j]₊: from an infeasible start the iterations fir
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
-from safeclf.methods.ramp.cutting_plane import cutting_plane
+from safeclf.methods.ramp.cutting_plane import G_TOL, cutting_plane
 from safeclf.methods.ramp.dcd import DualState
 from safeclf.methods.ramp.svm import weighted_hinge_svm
 
@@ -132,8 +133,6 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
             res = weighted_hinge_svm(prob.X, a_pos, a_neg, prob.lam, prob.s, svm_tol,
                                      svm_max_iter, seed, inner_solver,
                                      gap_tol=inner_gap_target(outer_gap, tol), state=state)
-            if res.z is None:
-                res.z = prob.z(res.w, res.b)
             bounds = maj.bounds(res.z)
             const = maj.K[0] + v @ (maj.K[1:] - prob.gamma)
             upper = bounds[0] + v @ (bounds[1:] - prob.gamma) + prob.reg(res.w, res.b)
@@ -144,11 +143,11 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
         # little above γ costs v_max times as much in the exact penalty), once more ten times
         # as exact from where it ended: a step that improves exists, the current point
         # being feasible for Problem 3 at the current merit
-        for retry in (False, True):
-            tol = cp_tol / 10 if retry else cp_tol
-            cp = cutting_plane(lambda v, gap, tol=tol: evaluate(v, gap, tol=tol), prob.m,
-                               v_max, tol, max_cp_iter, v_start,
-                               **({"g_tol": 1e-4} if retry else {}))
+        for divisor in (1, 10):
+            retry = divisor > 1
+            tol = cp_tol / divisor
+            cp = cutting_plane(partial(evaluate, tol=tol), prob.m, v_max, tol, max_cp_iter,
+                               v_start, g_tol=G_TOL / divisor)
             # Algorithm 2 returns the iterate with the best lower bound; with inexact inner
             # solves we take, among the evaluated iterates, the one with the smallest
             # exact-penalty value of Problem 3 (the two coincide once U_t − L_t ≤ ε)

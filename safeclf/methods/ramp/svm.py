@@ -46,7 +46,7 @@ class SVMResult:
     lower: float  # a certified lower bound on its minimum
     n_rows: int
     n_iter: int
-    z: np.ndarray | None = None  # ⟨w, x⟩ + b on every row, when the solver has it
+    z: np.ndarray  # ⟨w, x⟩ + b on every row
 
 
 def _sides(X, a_pos, a_neg):
@@ -222,7 +222,7 @@ def _clarabel_svm(X, a_pos, a_neg, lam, intercept_scaling):
     z = np.asarray(X @ w).ravel() + b
     upper = inner_objective(z, a_pos, a_neg, w, b, lam, s)
     lower = float(sol.obj_val_dual) if status is SolverStatus.OPTIMAL else 0.0
-    return SVMResult(w, b, upper, min(max(lower, 0.0), upper), r, int(sol.iterations))
+    return SVMResult(w, b, upper, min(max(lower, 0.0), upper), r, int(sol.iterations), z)
 
 
 def _liblinear_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_state):
@@ -251,10 +251,10 @@ def _liblinear_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, rando
         Xs, y, C = Xs[:-1], y[:-1], C[:-1]
     lower_p = _dual_certificate(Xs, y, C, u, c, s)
     w, b = 0.5 * u, 0.5 * c
-    z = X @ w + b
+    z = np.asarray(X @ w).ravel() + b
     upper = inner_objective(z, a_pos, a_neg, w, b, lam, s)
     lower = 0.25 * lam * lower_p
-    return SVMResult(w, b, upper, min(lower, upper), int(C.size), int(np.max(model.n_iter_)))
+    return SVMResult(w, b, upper, min(lower, upper), int(C.size), int(np.max(model.n_iter_)), z)
 
 
 def _dual_certificate(Xs, y, C, u, c, s, band=2e-2, max_free=5000, iters=300):
