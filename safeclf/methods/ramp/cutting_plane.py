@@ -42,6 +42,19 @@ class CPResult:
     def gap(self) -> float:
         return max(0.0, self.U - self.L)
 
+    @property
+    def slope(self):
+        """m = 1: dg/dv between the two evaluated points nearest the tight point (None
+        without two points of different v and decreasing g)."""
+        if self.best.v.size != 1:
+            return None
+        cs = sorted(self.cuts, key=lambda c: abs(c.grad[0]))
+        for c in cs[1:]:
+            s = _slope((cs[0], c))
+            if s is not None:
+                return s
+        return None
+
 
 def _max_model(cuts, v_max):
     """U_t = max_{v ∈ V} min_s (u_s + ⟨g_s, v − v_s⟩) and a maximiser (a small LP)."""
@@ -92,11 +105,14 @@ def _level_point(cuts, v_max, center, level):
 G_TOL = 1e-3
 
 
-def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None, g_tol=G_TOL) -> CPResult:
+def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None, g_tol=G_TOL,
+                  slope=None) -> CPResult:
     """Run Algorithm 2; ``evaluate(v, gap) -> (upper, lower, grad, payload)``. For m = 1 the
-    search also requires a point where the constraint is tight (|g| ≤ ``g_tol``), or v at
-    an end of V with g of the right sign: z is flat near its maximum, so U_t − L_t ≤ ε alone
-    leaves v, and with it the constraint's slack, loosely determined."""
+    search also requires a point where the constraint is tight from the feasible side
+    (−``g_tol`` ≤ g ≤ 0), or v at an end of V with g of the right sign: z is flat near its
+    maximum, so U_t − L_t ≤ ε alone leaves v, and with it the constraint's slack, loosely
+    determined. ``slope`` (m = 1): an estimate of dg/dv < 0 (e.g. from the previous
+    majorization step, :attr:`CPResult.slope`) for the first step from ``v_start``."""
     cuts: list[Cut] = []
     v = np.zeros(m) if v_start is None else np.clip(np.asarray(v_start, float), 0.0, v_max)
     U, L = np.inf, -np.inf
@@ -113,7 +129,10 @@ def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None, g_tol=G_TOL) 
         if U - L <= eps and (m != 1 or _settled(cuts, v_max, g_tol)):
             break
         if m == 1:
-            v = _one_d_next(cuts, v_max, v_kelley)
+            v = _one_d_next(cuts, v_max, v_kelley, g_tol, slope)
+            if v is None:  # the point is settled but its inner solve was not exact enough
+                v = cuts[-1].v.copy()
+                continue
         else:
             best = max(cuts, key=lambda c: c.lower)
             v = _level_point(cuts, v_max, best.v, L + 0.5 * (U - L))
@@ -123,45 +142,76 @@ def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None, g_tol=G_TOL) 
     return CPResult(best, t, U, L, cuts)
 
 
+def _tight(c, v_max, g_tol):
+    g, v = c.grad[0], c.v[0]
+    return -g_tol <= g <= 0.0 or (v == 0.0 and g <= 0) or (v >= v_max and g >= 0)
+
+
 def _settled(cuts, v_max, g_tol):
-    for c in cuts:
-        g, v = c.grad[0], c.v[0]
-        if abs(g) <= g_tol or (v == 0.0 and g <= 0) or (v >= v_max and g >= 0):
-            return True
-    return False
+    return any(_tight(c, v_max, g_tol) for c in cuts)
 
 
-def _one_d_next(cuts, v_max, v_kelley):
-    """The 1-D search: keep the bracket [lo, hi] with g(lo) > 0 > g(hi). Until both ends are
-    known, step from the nearest point towards the sign change of g by the secant through the
-    two points nearest it (at most 4× away, at least 1.25×; a single point: 2×, or 1 from 0),
-    so warm starts near the answer stay near it; a search that must go below its lowest point
+def _one_d_next(cuts, v_max, v_kelley, g_tol, slope=None):
+    """The 1-D search for g(v) in [−g_tol, 0] (g decreases in v): the next v, or None to
+    evaluate the last point again (it is tight, and a second, warmer inner solve tied to the
+    smaller U_t − L_t closes the gap). Each step aims at g = −g_tol/2, the middle of the
+    window: within a bracket [lo, hi] with g(lo) > 0 > g(hi), by the secant of the two ends
+    kept 5 % inside (Kelley's point of the cuts while both ends are far from the window, and
+    the midpoint after two steps landed on the same side, as the Illinois rule does: g is
+    only known to the inner solves' accuracy, and a one-sided secant stalls); before a
+    bracket, a Newton step from the point nearest the window with the slope of the secant
+    through the two nearest points, or ``slope`` when that one does not decrease (at most 4×
+    away; without any slope 2×, or 1 from 0). A search that must go below its lowest point
     ends at v = 0 (is the constraint inactive?)."""
-    pos = sorted((c for c in cuts if c.grad[0] > 0), key=lambda c: c.v[0])
-    neg = sorted((c for c in cuts if c.grad[0] < 0), key=lambda c: c.v[0])
+    last = cuts[-1]
+    if _tight(last, v_max, g_tol) and sum(c.v[0] == last.v[0] for c in cuts) == 1:
+        return None
+    aim = -0.5 * g_tol
+    above = [c.grad[0] > aim for c in cuts]
+    pos = sorted((c for c, a in zip(cuts, above) if a), key=lambda c: c.v[0])
+    neg = sorted((c for c, a in zip(cuts, above) if not a), key=lambda c: c.v[0])
     if pos and neg:
-        lo, hi = pos[-1].v[0], neg[0].v[0]
-        x = float(v_kelley[0])
-        width = hi - lo
-        if not (lo + 0.05 * width <= x <= hi - 0.05 * width):
-            x = 0.5 * (lo + hi)
+        lo, hi = pos[-1], neg[0]
+        width = hi.v[0] - lo.v[0]
+        x = lo.v[0] + (lo.grad[0] - aim) / (lo.grad[0] - hi.grad[0]) * width
+        if min(lo.grad[0] - aim, aim - hi.grad[0]) > 50 * g_tol:
+            x = float(v_kelley[0])  # both ends far off: the cutting-plane model's point
+        # the last two points were both placed inside a bracket and fell on one side
+        stalled = (len(cuts) >= 4 and above[-1] == above[-2] and True in above[:-2]
+                   and False in above[:-2])
+        if stalled or not (lo.v[0] + 0.05 * width <= x <= hi.v[0] - 0.05 * width):
+            x = 0.5 * (lo.v[0] + hi.v[0])
         return np.array([x])
-    if pos:  # g > 0 everywhere tried: grow
-        lo = pos[-1].v[0]
-        if lo <= 0.0:
-            return np.array([min(v_max, 1.0)])
-        x = _secant(pos[-2:]) if len(pos) >= 2 else 2.0 * lo
-        return np.array([min(v_max, min(max(x, 1.25 * lo), 4.0 * lo))])
-    hi = neg[0].v[0]  # g < 0 everywhere tried (a warm start): shrink
-    if hi <= 0.0 or any(c.v[0] == 0.0 for c in cuts):
+    near = pos[::-1] if pos else neg  # nearest the window first
+    s = _slope(near[:2]) if len(near) >= 2 else None
+    s = s if s is not None else (slope if slope is not None and slope < 0 else None)
+    v0, g0 = near[0].v[0], near[0].grad[0]
+    if pos:  # g above the window everywhere tried: grow
+        if s is not None:
+            x = v0 + (aim - g0) / s
+        else:
+            x = 2.0 * v0 if v0 > 0 else 1.0
+        if v0 <= 0.0:
+            return np.array([min(v_max, x if x > 0 else 1.0)])
+        return np.array([min(v_max, min(max(x, 1.01 * v0), 4.0 * v0))])
+    if v0 <= 0.0 or any(c.v[0] == 0.0 for c in cuts):  # below the window: shrink
         return np.array([0.0])
-    x = _secant(neg[:2]) if len(neg) >= 2 else 0.5 * hi
-    return np.array([0.0 if x <= 0.25 * hi else min(x, 0.8 * hi)])
+    x = v0 + (aim - g0) / s if s is not None else 0.5 * v0
+    return np.array([0.0 if x <= 0.25 * v0 else min(x, 0.99 * v0)])
 
 
-def _secant(two):
-    """Where the line through (v, g) of two cuts crosses g = 0 (inf when it does not)."""
+def _slope(two):
+    """dg/dv between two cuts of different v, None unless it is negative."""
     (v1, g1), (v2, g2) = [(c.v[0], c.grad[0]) for c in two]
+    if v1 == v2 or (g2 - g1) / (v2 - v1) >= 0:
+        return None
+    return (g2 - g1) / (v2 - v1)
+
+
+def _secant(two, aim=0.0):
+    """Where the line through (v, g) of two cuts crosses g = ``aim`` (±inf when it does not
+    cross on the side it should: g increasing between them)."""
+    (v1, g1), (v2, g2) = [(c.v[0], c.grad[0] - aim) for c in two]
     if g1 == g2:
         return np.inf if g1 > 0 else -np.inf
     x = v1 - g1 * (v2 - v1) / (g2 - g1)

@@ -109,6 +109,17 @@ def inner_gap_target(outer_gap, cp_tol, share=0.25, cap=10.0):
     return share * cp_tol * min(max(outer_gap / cp_tol, 1.0), cap)
 
 
+def step_tolerances(last_gain, v, cp_tol, share=0.25, cap=30.0):
+    """(ε, g_tol) of one majorization step: the cutting plane's ε and the tight-constraint
+    tolerance, each loosened up to ``cap`` times while the merit still falls fast, so that
+    what a loose step can leave on the table (ε, or v·g_tol from the constraint's slack) stays
+    below a ``share`` of the previous step's gain ``last_gain`` (inf at the first step); the
+    base values once the gains are small."""
+    eps = cp_tol * min(max(share * last_gain / cp_tol, 1.0), cap)
+    scale = max(float(np.sum(np.abs(v))), 1e-12) * G_TOL
+    return eps, G_TOL * min(max(share * last_gain / scale, 1.0), cap)
+
+
 def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_iter=30,
           cp_tol=1e-4, svm_tol=1e-3, svm_max_iter=5000, w0=None, b0=0.0, callback=None,
           seed=0, inner_solver="auto", state=None, v0=None):
@@ -124,7 +135,11 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
     merit = prob.penalised(w, b, v_max)
     out = MMResult(w, b, np.zeros(prob.m), 0, merits=[merit])
     v_start = None if v0 is None else np.asarray(v0, float)
+    gain, slope = np.inf, None
     for t in range(1, max_mm_iter + 1):
+        eps, g_tol = step_tolerances(gain, np.zeros(prob.m) if v_start is None else v_start,
+                                     cp_tol)
+        loose = eps > cp_tol or g_tol > G_TOL
         maj = Majoriser.at(prob, prob.z(w, b))
 
         def evaluate(v, outer_gap, maj=maj, tol=cp_tol):
@@ -143,11 +158,10 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
         # little above γ costs v_max times as much in the exact penalty), once more ten times
         # as exact from where it ended: a step that improves exists, the current point
         # being feasible for Problem 3 at the current merit
-        for divisor in (1, 10):
-            retry = divisor > 1
-            tol = cp_tol / divisor
+        for retry in (False, True):
+            tol, gt = (cp_tol / 10, G_TOL / 10) if retry else (eps, g_tol)
             cp = cutting_plane(partial(evaluate, tol=tol), prob.m, v_max, tol, max_cp_iter,
-                               v_start, g_tol=G_TOL / divisor)
+                               v_start, g_tol=gt, slope=slope)
             # Algorithm 2 returns the iterate with the best lower bound; with inexact inner
             # solves we take, among the evaluated iterates, the one with the smallest
             # exact-penalty value of Problem 3 (the two coincide once U_t − L_t ≤ ε)
@@ -158,6 +172,7 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
             if accepted or retry:
                 break
             v_start = chosen.v
+        slope = cp.slope if cp.slope is not None else slope
         out.cp_iterations.append(cp.iterations)
         out.duality_gaps.append(cp.gap)
         out.svm_gaps.append(res.upper - res.lower)
@@ -170,14 +185,16 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
         if not accepted:
             out.converged = True  # not even the exact retry improved: keep the iterate
             break
-        improvement = merit - new_merit
+        gain = merit - new_merit
         w, b, merit = res.w, res.b, new_merit
         out.w, out.b, out.v = w, b, chosen.v
         out.merits.append(merit)
         v_start = chosen.v
-        if improvement <= mm_tol * abs(merit):
-            out.converged = True
-            break
+        if gain <= mm_tol * abs(merit):
+            if not loose or retry:
+                out.converged = True
+                break
+            gain = 0.0  # a loose step that gained little: the next one at the base tolerances
     return out
 
 
