@@ -128,6 +128,8 @@ def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None, g_tol=G_TOL,
         U, v_kelley = _max_model(cuts, v_max)
         if U - L <= eps and (m != 1 or _settled(cuts, v_max, g_tol)):
             break
+        if m == 1 and _closed(cuts, g_tol):
+            break
         if m == 1:
             v = _one_d_next(cuts, v_max, v_kelley, g_tol, slope)
             if v is None:  # the point is settled but its inner solve was not exact enough
@@ -145,6 +147,27 @@ def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None, g_tol=G_TOL,
 def _tight(c, v_max, g_tol):
     g, v = c.grad[0], c.v[0]
     return -g_tol <= g <= 0.0 or (v == 0.0 and g <= 0) or (v >= v_max and g >= 0)
+
+
+#: relative width below which a bracket of v is closed (see :func:`_closed`)
+BRACKET_WIDTH = 1e-3
+
+
+def _closed(cuts, g_tol):
+    """Whether points above the window [−g_tol, 0] and below it lie within ``BRACKET_WIDTH``
+    (relative) of each other in v. Near the tight multiplier g is known only to the inner
+    solves' accuracy (with a small λ a small duality gap still leaves w, and so which rows
+    cross a hinge, loosely determined), and it may jump there (the inner solution is not
+    unique at a kink of the dual): successive points then land on either side of the window
+    without entering it. Over so narrow a bracket z(v) changes by at most max|g|·width, so
+    the search stops; the caller takes the best evaluated point (a feasible one, with the
+    slack it has)."""
+    above = [c.v[0] for c in cuts if c.grad[0] > 0.0]
+    below = [c.v[0] for c in cuts if c.grad[0] < -g_tol]
+    if not above or not below:
+        return False
+    lo, hi = max(above), min(below)
+    return 0.0 <= hi - lo <= BRACKET_WIDTH * max(hi, 1e-12)
 
 
 def _settled(cuts, v_max, g_tol):
