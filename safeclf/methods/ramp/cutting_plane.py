@@ -177,7 +177,8 @@ def _settled(cuts, v_max, g_tol):
 def _one_d_next(cuts, v_max, v_kelley, g_tol, slope=None):
     """The 1-D search for g(v) in [−g_tol, 0] (g decreases in v): the next v, or None to
     evaluate the last point again (it is tight, and a second, warmer inner solve tied to the
-    smaller U_t − L_t closes the gap). Each step aims at g = −g_tol/2, the middle of the
+    smaller U_t − L_t closes the gap); once a tight point is known, Kelley's point (the
+    maximiser of the cutting-plane model, Algorithm 2's own choice). Each step aims at g = −g_tol/2, the middle of the
     window: within a bracket [lo, hi] with g(lo) > 0 > g(hi), by the secant of the two ends
     kept 5 % inside (Kelley's point of the cuts while both ends are far from the window, and
     the midpoint after two steps landed on the same side, as the Illinois rule does: g is
@@ -189,8 +190,10 @@ def _one_d_next(cuts, v_max, v_kelley, g_tol, slope=None):
     last = cuts[-1]
     if _tight(last, v_max, g_tol) and sum(c.v[0] == last.v[0] for c in cuts) == 1:
         return None
+    if _settled(cuts, v_max, g_tol):  # a tight point is known: what is left is U_t − L_t,
+        return np.asarray(v_kelley, float)  # closed by the cut at the model's maximiser
     aim = -0.5 * g_tol
-    above = [c.grad[0] > aim for c in cuts]
+    above = [c.grad[0] > 0.0 for c in cuts]  # no point is tight: above or below the window
     pos = sorted((c for c, a in zip(cuts, above) if a), key=lambda c: c.v[0])
     neg = sorted((c for c, a in zip(cuts, above) if not a), key=lambda c: c.v[0])
     if pos and neg:
