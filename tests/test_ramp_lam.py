@@ -98,3 +98,92 @@ def test_group_thresholds_meet_the_ratio_and_read_the_group_from_its_column():
     assert plain[g == "A"].mean() < 0.9 * plain[g == "B"].mean()  # the constraint binds
     with pytest.raises(DataError, match="no feature column determines the group"):
         GroupThresholds().fit(X[:, :3], y, groups=g)
+
+
+# -- the selection rule on tables made by hand (safeclf.methods.ramp.lam_cv) ---------------------
+def test_repeated_fold_se_uses_the_per_repeat_means():
+    from safeclf.methods.ramp.lam_cv import repeated_fold_se
+
+    # one λ, 3 repeats of 2 folds: repeat means 0.2, 0.3, 0.4
+    values = np.array([[[0.1, 0.3], [0.2, 0.4], [0.6, 0.2]]])
+    se = repeated_fold_se(values)
+    assert se[0] == pytest.approx(np.std([0.2, 0.3, 0.4], ddof=1) / np.sqrt(3))
+    # not the error of 6 independent values (the repeats reuse the rows)
+    assert se[0] != pytest.approx(values.std(ddof=1) / np.sqrt(6))
+    # the same fold values in other pairings: other repeat means, another error
+    other = np.array([[[0.1, 0.2], [0.3, 0.3], [0.4, 0.5]]])
+    assert repeated_fold_se(other)[0] == pytest.approx(
+        np.std([0.15, 0.3, 0.45], ddof=1) / np.sqrt(3))
+    # one repeat: the usual k-fold error
+    single = np.array([[[0.1, 0.3, 0.2]]])
+    assert repeated_fold_se(single)[0] == pytest.approx(np.std([0.1, 0.3, 0.2], ddof=1) / np.sqrt(3))
+
+
+def _table(objective_means, jitter=0.01, repeats=3, folds=2):
+    """(L, R, k) objective values whose per-repeat means spread by ±jitter around each mean."""
+    spread = np.array([-jitter, 0.0, jitter])[:repeats]
+    return np.array(objective_means, float)[:, None, None] + spread[None, :, None] + np.zeros(
+        (1, 1, folds))
+
+
+def test_a_constant_fit_is_not_chosen_while_another_lam_is_eligible():
+    from safeclf.methods.ramp.lam_cv import select
+
+    obj = _table([0.20, 0.19, 0.195])          # the largest λ is within one error of the best
+    viol = np.zeros_like(obj)
+    constant = np.zeros(obj.shape, bool)
+    assert select(obj, viol, constant, 5e-3).chosen == 2
+    constant[2] = True                          # ... but its fits predict one class
+    sel = select(obj, viol, constant, 5e-3)
+    assert sel.chosen == 1 and list(sel.constant) == [False, False, True]
+    assert not sel.eligible[2]
+    constant[2, :2] = False                     # constant on 2 of 6 folds only: a real fit
+    assert select(obj, viol, constant, 5e-3).chosen == 2
+    # when every non-constant λ violates its constraint on the validation folds, the constant
+    # fit is the eligible one and is chosen
+    constant[2] = True
+    viol[:2] = 0.1
+    assert select(obj, viol, constant, 5e-3).chosen == 2
+
+
+def test_signed_violations_around_the_bound_keep_a_lam_eligible():
+    from safeclf.methods.ramp.lam_cv import select
+
+    obj = _table([0.18, 0.24])
+    constant = np.zeros(obj.shape, bool)
+    # λ 0's constraint binds: on validation folds it lands ±0.03 around the bound; λ 1 is
+    # slack. Their signed mean is 0: eligible (clipped at 0, the mean would be 0.015, more
+    # than tol + its error, and λ 1 would win at a higher objective)
+    viol = np.empty(obj.shape)
+    viol[0] = np.array([[0.03, -0.03], [-0.03, 0.03], [0.03, -0.03]])
+    viol[1] = -0.05
+    sel = select(obj, viol, constant, 5e-3)
+    assert sel.eligible.all() and sel.chosen == 0
+    clipped = select(obj, np.maximum(viol, 0.0), constant, 5e-3)
+    assert not clipped.eligible[0] and clipped.chosen == 1
+    # a violation well beyond its sampling error excludes the λ
+    viol[0] += 0.05
+    assert select(obj, viol, constant, 5e-3).chosen == 1
+
+
+def test_validation_scores_are_signed_and_flag_a_constant_prediction():
+    X, y, g = _data(n=300)
+    est = RampClassifier(constraints=[{"rate": "fairness_ratio", "kappa": 0.3, "privileged": "B"}],
+                         lam=1e-2, random_state=0).fit(X, y, groups=g)
+    objective, worst, constant = est._validation_scores(X, y, {"groups": g})
+    assert worst < 0 and not constant            # κ = 0.3 holds with room: a negative margin
+    assert objective == pytest.approx(np.mean(est.predict(X) != y))
+    est.coef_ = np.zeros_like(est.coef_)
+    est.intercept_ = -1.0
+    objective, worst, constant = est._validation_scores(X, y, {"groups": g})
+    assert constant and worst == pytest.approx(0.0) and objective == pytest.approx(y.mean())
+
+
+def test_auto_lam_repeats_the_folds():
+    X, y, _ = _data()
+    grid = [1e-3, 1e-1]
+    one = RampClassifier(lam="auto", lam_grid=grid, cv=2, cv_repeats=1, random_state=0).fit(X, y)
+    four = RampClassifier(lam="auto", lam_grid=grid, cv=2, cv_repeats=4, random_state=0).fit(X, y)
+    assert [r["lam"] for r in four.lam_cv_] == grid
+    # other partitions: the repeated mean is not the single partition's
+    assert [r["objective"] for r in one.lam_cv_] != [r["objective"] for r in four.lam_cv_]

@@ -53,18 +53,31 @@ class RampClassifier(LinearBinaryClassifier):
         Rates only reported (``{rate, subset, name}``), e.g. the error on D1 ∪ D2.
     lam : float, "auto", "1/n" or None
         λ, the ℓ2 regulariser. "1/n" is the paper's LIBLINEAR default; "auto" chooses λ from
-        ``lam_grid`` by ``cv``-fold cross-validation (:meth:`_choose_lam`); None (the default)
-        means "auto" when there are fewer than ``LAM_AUTO_ROWS`` (2,000) training rows and
-        "1/n" otherwise: with 700 rows λ = 1/n overfits (Adult, κ = 0.8: training error 0.15,
-        test 0.22-0.26, where λ = 10/n gave 0.18-0.21), while from 3,500 rows on it was on or
-        beyond its peers' frontier; the cross-validation costs about
-        len(lam_grid) × cv + 1 fits, affordable on small data.
+        ``lam_grid`` by repeated ``cv``-fold cross-validation (:meth:`_choose_lam`): the
+        objective rate on the validation folds, among the λ whose fits meet their constraints
+        there, with the one-standard-error rule; None (the default) means "auto" when there
+        are fewer than ``LAM_AUTO_ROWS`` (2,000) training rows and "1/n" otherwise: with 700
+        rows λ = 1/n overfits (Adult, κ = 0.8: training error 0.15, test 0.22-0.26, where
+        λ = 10/n gave 0.18-0.21), while from 3,500 rows on it was on or beyond its peers'
+        frontier; the cross-validation costs len(lam_grid) × cv × cv_repeats + 1 fits
+        (76 by default), affordable on small data.
     lam_grid : list of float or None
         The λ values "auto" tries; None means (1/n) × 10^{0, 0.5, 1, 1.5, 2}.
     cv : int ≥ 2
         Folds of the λ cross-validation (stratified by label).
+    cv_repeats : int ≥ 1, default 5
+        Times the ``cv``-fold cross-validation is repeated, each on a new random partition;
+        the scores are averaged over all of them, and the one-standard-error rule uses the
+        standard error of that average from the per-repeat means
+        (:func:`~safeclf.methods.ramp.lam_cv.repeated_fold_se`). One 3-fold partition of 700
+        rows is too noisy to choose by: on Adult subsamples of 1,000 rows (κ = 0.8, 30 seeds,
+        4 λ each) the 3-fold standard error of the same λ on the same rows differed between 5
+        random partitions by a median factor of 3.9 (median smallest 0.004, median largest
+        0.017), and the one-standard-error rule's reach with it. The standard deviation of R per-repeat
+        means has R − 1 degrees of freedom, so 5 repeats estimate it to about ±35 % (2: ±70 %).
+        1 repeat: the usual k-fold standard error.
     n_jobs : int or None
-        Folds × λ fitted in parallel by joblib in worker processes (None: one at a time).
+        Repeats × folds × λ fitted in parallel by joblib in worker processes (None: one at a time).
         Not threads: the LIBLINEAR inner solver keeps a process-wide random state, and fits
         sharing it in threads were measured to give different multipliers from run to run.
         Leave it None inside the runner, whose workers already occupy every core.
@@ -117,6 +130,7 @@ class RampClassifier(LinearBinaryClassifier):
         "lam": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "1/n"}), None],
         "lam_grid": [list, None],
         "cv": [Interval(Integral, 2, None, closed="left")],
+        "cv_repeats": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
@@ -139,7 +153,8 @@ class RampClassifier(LinearBinaryClassifier):
     __metadata_request__fit = requested(*ROUTED_ROWS, "privileged_group")
 
     def __init__(self, constraints=None, kappa=None, target=None, objective="error",
-                 monitor=None, lam=None, lam_grid=None, cv=3, n_jobs=None,
+                 monitor=None, lam=None, lam_grid=None, cv=3, cv_repeats=5,
+                 n_jobs=None,
                  fit_intercept=True, intercept_scaling=1.0,
                  max_multiplier=100.0, max_mm_iter=10, mm_tol=1e-3,
                  max_cp_iter=30, tol=1e-4, svm_tol=1e-2, svm_max_iter=5000, inner_solver="auto",
@@ -153,6 +168,7 @@ class RampClassifier(LinearBinaryClassifier):
         self.lam = lam
         self.lam_grid = lam_grid
         self.cv = cv
+        self.cv_repeats = cv_repeats
         self.n_jobs = n_jobs
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
@@ -332,54 +348,47 @@ class RampClassifier(LinearBinaryClassifier):
         return [10.0 ** e / n for e in (0.0, 0.5, 1.0, 1.5, 2.0)]
 
     def _choose_lam(self, X, y, rows, privileged_group=None):
-        """λ by k-fold cross-validation of the objective rate (the deterministic or
-        randomised rule, as ``prediction`` says) on the validation folds.
-
-        A λ is eligible when its fits meet their constraints on the validation folds: the
-        mean over folds of the worst constraint violation (in the constraints' linear form)
-        is at most ``feasibility_tol`` plus its standard error (a validation fold is small, so
-        its rates carry sampling noise of that size). If no λ is eligible, those with the
-        smallest mean violation are. Among the eligible λ, the one-standard-error rule picks
-        the largest λ whose mean objective is within one standard error of the smallest.
-        A fit that raises InfeasibleError on its training folds counts as not eligible."""
+        """λ by ``cv_repeats`` × ``cv``-fold cross-validation (stratified by label, each repeat
+        a new random partition) of the objective rate (the deterministic or randomised rule,
+        as ``prediction`` says) among the λ whose fits meet their constraints on the
+        validation folds, with the one-standard-error rule: :func:`lam_cv.select` (the
+        eligibility test, the signed violations, the constant fits) and
+        :func:`lam_cv.repeated_fold_se` (the standard error of a repeated-fold mean). A fit
+        that raises InfeasibleError on its training folds counts as not eligible."""
         from joblib import Parallel, delayed
-        from sklearn.model_selection import StratifiedKFold
+        from sklearn.model_selection import RepeatedStratifiedKFold
+
+        from safeclf.methods.ramp import lam_cv
 
         n = X.shape[0]
         grid = self._lam_values(n)
         seed = check_random_state(self.random_state).randint(2**31 - 1)
-        folds = list(StratifiedKFold(self.cv, shuffle=True, random_state=seed).split(X, y))
+        folds = list(RepeatedStratifiedKFold(n_splits=self.cv, n_repeats=self.cv_repeats,
+                                             random_state=seed).split(X, y))
+
         def one(lam, train, val):
             try:
                 est = self._fit_rows(train, X, y, rows, privileged_group, lam=lam)
             except InfeasibleError:
-                return np.nan, np.inf
+                return np.nan, np.inf, False
             return est._validation_scores(X[val], y[val], {k: v[val] for k, v in rows.items()})
 
         scores = Parallel(n_jobs=self.n_jobs or 1, backend="loky")(
             delayed(one)(lam, tr, va) for lam in grid for tr, va in folds)
-        scores = np.array(scores, dtype=float).reshape(len(grid), len(folds), 2)
-        obj, viol = scores[..., 0], scores[..., 1]
-        k = len(folds)
-        with np.errstate(invalid="ignore"):
-            obj_mean, viol_mean = obj.mean(axis=1), viol.mean(axis=1)
-            obj_se = obj.std(axis=1, ddof=1) / np.sqrt(k)
-            viol_se = viol.std(axis=1, ddof=1) / np.sqrt(k)
-        eligible = np.isfinite(obj_mean) & (viol_mean <= self.feasibility_tol + viol_se)
-        if not eligible.any():
-            finite = np.isfinite(viol_mean) & np.isfinite(obj_mean)
-            if not finite.any():
-                raise InfeasibleError("ramp: lam 'auto': every λ of the grid was infeasible on "
-                                      "some training fold")
-            eligible = finite & (viol_mean == viol_mean[finite].min())
-        best = np.flatnonzero(eligible)[np.argmin(obj_mean[eligible])]
-        within = eligible & (obj_mean <= obj_mean[best] + obj_se[best])
-        chosen = int(np.flatnonzero(within).max())  # the grid is sorted: the largest λ
-        table = [{"lam": grid[i], "objective": float(obj_mean[i]), "objective_se": float(obj_se[i]),
-                  "violation": float(viol_mean[i]), "violation_se": float(viol_se[i]),
-                  "eligible": bool(eligible[i]), "chosen": i == chosen}
+        scores = np.array(scores, dtype=float).reshape(len(grid), self.cv_repeats, self.cv, 3)
+        try:
+            sel = lam_cv.select(scores[..., 0], scores[..., 1], scores[..., 2] > 0,
+                                self.feasibility_tol)
+        except ValueError:
+            raise InfeasibleError("ramp: lam 'auto': every λ of the grid was infeasible on "
+                                  "some training fold") from None
+        table = [{"lam": grid[i], "objective": float(sel.objective[i]),
+                  "objective_se": float(sel.objective_se[i]),
+                  "violation": float(sel.violation[i]), "violation_se": float(sel.violation_se[i]),
+                  "constant": bool(sel.constant[i]), "eligible": bool(sel.eligible[i]),
+                  "chosen": i == sel.chosen}
                  for i in range(len(grid))]
-        return grid[chosen], table
+        return grid[sel.chosen], table
 
     def _fit_rows(self, idx, X, y, rows, privileged_group, **params):
         """A clone with ``params`` (run serially) fitted on the rows ``idx``, every named rows
@@ -391,23 +400,26 @@ class RampClassifier(LinearBinaryClassifier):
                        **{key: v[idx] for key, v in rows.items()})
 
     def _validation_scores(self, X, y, rows):
-        """(objective rate, worst constraint violation in linear form) on held-out rows; a
-        rate undefined on them (an empty subset) is left out of the worst violation."""
+        """(objective rate, worst constraint value minus its bound in linear form, signed,
+        whether f has one sign on every row: a constant prediction) on held-out rows. A rate
+        undefined on them (an empty subset) is left out of the worst; with none defined (or no
+        constraints) it is 0. Signed, not clipped at 0: see :func:`lam_cv.select`."""
         z = self.decision_function(X)
         p = mm.ramp(z) if self.prediction == "randomized" else (z > 0).astype(float)
         data = FitData(np.asarray(y) == self.classes_[1], rows)
-        worst = 0.0
+        values = []
         for c in self._constraints:
             try:
                 g, gamma = c.linear(data)
             except (ValueError, ZeroDivisionError):
                 continue
-            worst = max(worst, g.value(p) - gamma)
+            values.append(g.value(p) - gamma)
         try:
             objective = self._objective.linear(data).value(p)
         except ValueError:
             objective = np.nan
-        return objective, worst
+        constant = bool(np.all(z > 0) or np.all(z <= 0))
+        return objective, max(values, default=0.0), constant
 
     def _constraint_table(self, data, z, pairs):
         det = (z > 0).astype(float)
