@@ -40,7 +40,7 @@ def timed_run(path: Path, jobs: int, out: Path):
     outcome = run(path, Options(jobs=jobs, out=out))
     wall = time.perf_counter() - t0
     assert outcome.exit_code == 0 and len(outcome.results) == len(outcome.jobs)
-    inside = sum(r["fit_seconds"] + r["predict_seconds"] for r in outcome.results)
+    inside = sum((r.fit_seconds or 0.0) + (r.predict_seconds or 0.0) for r in outcome.results)
     return wall, inside, len(outcome.jobs)
 
 
