@@ -178,15 +178,15 @@ def _one_d_next(cuts, v_max, v_kelley, g_tol, slope=None):
     """The 1-D search for g(v) in [−g_tol, 0] (g decreases in v): the next v, or None to
     evaluate the last point again (it is tight, and a second, warmer inner solve tied to the
     smaller U_t − L_t closes the gap); once a tight point is known, Kelley's point (the
-    maximiser of the cutting-plane model, Algorithm 2's own choice). Each step aims at g = −g_tol/2, the middle of the
-    window: within a bracket [lo, hi] with g(lo) > 0 > g(hi), by the secant of the two ends
-    kept 5 % inside (Kelley's point of the cuts while both ends are far from the window, and
-    the midpoint after two steps landed on the same side, as the Illinois rule does: g is
-    only known to the inner solves' accuracy, and a one-sided secant stalls); before a
-    bracket, a Newton step from the point nearest the window with the slope of the secant
-    through the two nearest points, or ``slope`` when that one does not decrease (at most 4×
-    away; without any slope 2×, or 1 from 0). A search that must go below its lowest point
-    ends at v = 0 (is the constraint inactive?)."""
+    maximiser of the cutting-plane model, Algorithm 2's own choice). Otherwise each step
+    aims at g = −g_tol/2, the middle of the window: within a bracket [lo, hi] with
+    g(lo) > 0 > g(hi), by the secant of the two ends kept 5 % inside (Kelley's point while
+    both ends are far from the window, and the midpoint after two steps landed on the same
+    side, as the Illinois rule does: g is only known to the inner solves' accuracy, and a
+    one-sided secant stalls); before a bracket, a Newton step from the point nearest the
+    window with the slope of the secant through the two nearest points, or ``slope`` when
+    that one does not decrease (at most 4× away; without any slope 2×, or 1 from 0). A
+    search that must go below its lowest point ends at v = 0 (is the constraint inactive?)."""
     last = cuts[-1]
     if _tight(last, v_max, g_tol) and sum(c.v[0] == last.v[0] for c in cuts) == 1:
         return None
@@ -232,15 +232,3 @@ def _slope(two):
     if v1 == v2 or (g2 - g1) / (v2 - v1) >= 0:
         return None
     return (g2 - g1) / (v2 - v1)
-
-
-def _secant(two, aim=0.0):
-    """Where the line through (v, g) of two cuts crosses g = ``aim`` (±inf when it does not
-    cross on the side it should: g increasing between them)."""
-    (v1, g1), (v2, g2) = [(c.v[0], c.grad[0] - aim) for c in two]
-    if g1 == g2:
-        return np.inf if g1 > 0 else -np.inf
-    x = v1 - g1 * (v2 - v1) / (g2 - g1)
-    if (g1 > 0 and x < max(v1, v2)) or (g1 < 0 and x > min(v1, v2)):  # g not decreasing
-        return np.inf if g1 > 0 else -np.inf
-    return x
