@@ -34,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from safeclf.conic import solve_conic
+from safeclf.methods.ramp.box_qp import box_qp
 from safeclf.methods.ramp.dcd import DualState, dcd_solve
 from safeclf.solver_status import SolverStatus
 
@@ -110,7 +111,7 @@ def _dcd_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_stat
     target = 4.0 * gap_tol / lam
     epochs = 0
     chunk = min(POLISH_AFTER, max_iter)
-    polish = X.nnz >= POLISH_MIN_NNZ
+    polish = X.nnz >= POLISH_MIN_NNZ and d < POLISH_MAX_FEATURES
     while True:
         u, z, primal, dual, ep = dcd_solve(X, c_pos, c_neg, s, state, target, chunk, pg_tol=tol)
         epochs += ep
@@ -124,7 +125,7 @@ def _dcd_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_stat
                     u, z, primal, dual = u2, z2, p2, d2
                     if primal - dual <= target:
                         break
-                else:  # no better than the epochs (e.g. below Clarabel's accuracy): undo, stop
+                else:  # no better than the epochs (e.g. below the set solve's accuracy): undo, stop
                     state.alpha_pos[:], state.alpha_neg[:], state.z[:] = kept
                     polish = False
         chunk = min(POLISH_AFTER, max_iter - epochs)
@@ -137,24 +138,25 @@ def _dcd_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_stat
 
 
 POLISH_AFTER = 20  # dcd epochs between working-set polishes
-POLISH_MAX = 3000  # the largest working set solved by Clarabel
-POLISH_MIN_NNZ = 100_000  # below this, epochs are cheaper than a Clarabel solve of the set
+POLISH_MAX = 3000  # the largest working set solved exactly
+POLISH_MIN_NNZ = 100_000  # below this, epochs are cheaper than an exact solve of the set
+POLISH_MAX_FEATURES = 1_000  # above this, the (d + 1)² factor of the set's solve costs too much
+POLISH_TOL = 1e-7  # the set's solve: relative duality gap (the caller certifies every row)
 
 
 def _working_set_polish(X, c_pos, c_neg, s, state, u, z):
     """Solve the dual exactly over a working set W, every other dual fixed where it is: W
     holds the free duals (0 < α < C) and then the duals whose rows lie nearest their margin
-    (|y⟨ũ, x̃⟩ − 1| smallest), |W| ≤ ``POLISH_MAX``. Over W this is the SVM
+    (|y⟨ũ, x̃⟩ − 1| smallest), |W| ≤ ``POLISH_MAX``. Over W this is the box QP
 
-        min ½‖ũ‖² − ⟨ũ, a⟩ + Σ_W C_k max{0, 1 − y_k⟨ũ, x̃_k⟩},  a = Σ_{k ∉ W} α_k y_k x̃_k,
+        max Σ_W α_k − ½‖a + Σ_W α_k y_k x̃_k‖²,  0 ≤ α_k ≤ C_k,  a = Σ_{k ∉ W} α_k y_k x̃_k,
 
-    a QP in d + 1 + |W| variables for Clarabel, whose dual values are the new α_W. Coordinate
-    descent is slow on this data along directions that many rows share (the bias column, the
-    one-hot blocks that sum to it); the exact sub-solve moves along them at once. Only the
-    duals change here: the caller rebuilds ũ from them and certifies the gap on every row.
-    Returns whether the duals were updated."""
-    import clarabel
-
+    whose Hessian has rank at most d + 1 (``box_qp``: an interior-point method that solves
+    each Newton system through a (d + 1) × (d + 1) factor). Coordinate descent is slow on this
+    data along directions that many rows share (the bias column, the one-hot blocks that sum
+    to it); the exact sub-solve moves along them at once. Only the duals change here: the
+    caller rebuilds ũ from them and certifies the gap on every row. Returns whether the
+    duals were updated."""
     n = X.shape[0]
     alpha = np.r_[state.alpha_pos, state.alpha_neg]
     cap = np.r_[c_pos, c_neg]
@@ -175,22 +177,15 @@ def _working_set_polish(X, c_pos, c_neg, s, state, u, z):
     coef = np.zeros(n)  # a = Σ α y x̃ over the fixed duals, where they are
     np.add.at(coef, rows[fixed], alpha[fixed] * y[fixed])
     a = np.r_[np.asarray(X.T @ coef).ravel(), s * coef.sum()]
-    m, dd = W.size, X.shape[1] + 1
     XW = X[rows[W]]  # CSR (DualState.rows)
-    AW = sp.diags(y[W]) @ sp.hstack([XW, sp.csr_matrix(np.full((m, 1), s))], format="csr")
-    P = sp.block_diag([sp.identity(dd), sp.csc_matrix((m, m))], format="csc")
-    q = np.r_[-a, cap[W]]
-    eye = sp.identity(m, format="csr")
-    A = sp.vstack([sp.hstack([-AW, -eye]), sp.hstack([sp.csr_matrix((m, dd)), -eye])],
-                  format="csc")
-    b = np.r_[-np.ones(m), np.zeros(m)]
+    Z = sp.diags(y[W]) @ sp.hstack([XW, sp.csr_matrix(np.full((W.size, 1), s))], format="csr")
     try:
-        sol, _ = solve_conic(P, q, A, b, [clarabel.NonnegativeConeT(2 * m)],
-                             "ramp: the working-set SVM")
-    except Exception:  # noqa: BLE001 - a failed polish leaves the duals as they were
+        res = box_qp(Z, a, cap[W], alpha[W], tol=POLISH_TOL)
+    except np.linalg.LinAlgError:  # a failed polish leaves the duals as they were
         return False
-    new = np.clip(np.asarray(sol.z)[:m], 0.0, cap[W])
-    alpha[W] = new
+    if not np.all(np.isfinite(res.alpha)):
+        return False
+    alpha[W] = np.clip(res.alpha, 0.0, cap[W])
     state.alpha_pos[:] = alpha[:n]
     state.alpha_neg[:] = alpha[n:]
     return True
