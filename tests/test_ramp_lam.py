@@ -54,6 +54,29 @@ def test_auto_lam_is_the_default_on_small_data_only_and_threads_change_nothing()
     assert fixed.lam_cv_ is None and fixed.lam_ == pytest.approx(1 / X.shape[0])
 
 
+def test_fold_fits_that_stop_early_are_counted_and_warned_about_once():
+    """With max_mm_iter = 1 every constrained fold fit stops at the limit: the table counts
+    them per λ, and the fit warns once for the chosen λ (plus the refit's own warning), not
+    once per fold fit; with room to settle nothing is counted."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y, g = _data()
+    kw = dict(constraints=[{"rate": "fairness_ratio", "kappa": 0.9, "privileged": "B"}],
+              lam="auto", lam_grid=[1e-3, 3e-2], cv=2, cv_repeats=2, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = RampClassifier(max_mm_iter=1, **kw).fit(X, y, groups=g)
+    folds = 2 * 2
+    assert [r["unsettled"] for r in est.lam_cv_] == [folds, folds]
+    said = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(said) == 2, said
+    assert sum(f"{folds} of {folds} cross-validation fits" in m for m in said) == 1
+    calm = RampClassifier(max_mm_iter=100, **kw).fit(X, y, groups=g)
+    assert [r["unsettled"] for r in calm.lam_cv_] == [0, 0]
+
+
 def test_lam_grid_is_validated():
     X, y, _ = _data(n=60)
     with pytest.raises(ValueError, match="lam_grid must be a non-empty list of numbers > 0"):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -21,7 +23,7 @@ from safeclf.methods.ramp.rates import (
     parse_objective,
 )
 from safeclf.routing import ROUTED_ROWS, ROUTING_HINT, requested
-from safeclf.solver_status import iteration_status, settle
+from safeclf.solver_status import SolverStatus, iteration_status, settle
 
 #: Below this many training rows, ``lam=None`` means "auto" (see RampClassifier's ``lam``)
 LAM_AUTO_ROWS = 2000
@@ -367,15 +369,22 @@ class RampClassifier(LinearBinaryClassifier):
                                              random_state=seed).split(X, y))
 
         def one(lam, train, val):
-            try:
-                est = self._fit_rows(train, X, y, rows, privileged_group, lam=lam)
-            except InfeasibleError:
-                return np.nan, np.inf, False
-            return est._validation_scores(X[val], y[val], {k: v[val] for k, v in rows.items()})
+            # a fold fit that stops at max_mm_iter is counted (the table's "unsettled"),
+            # not warned about once per fold
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                try:
+                    est = self._fit_rows(train, X, y, rows, privileged_group, lam=lam)
+                except InfeasibleError:
+                    return np.nan, np.inf, False, False
+            unsettled = est.solver_status_ == str(SolverStatus.INACCURATE)
+            return (*est._validation_scores(X[val], y[val],
+                                            {k: v[val] for k, v in rows.items()}), unsettled)
 
         scores = Parallel(n_jobs=self.n_jobs or 1, backend="loky")(
             delayed(one)(lam, tr, va) for lam in grid for tr, va in folds)
-        scores = np.array(scores, dtype=float).reshape(len(grid), self.cv_repeats, self.cv, 3)
+        scores = np.array(scores, dtype=float).reshape(len(grid), self.cv_repeats, self.cv, 4)
+        unsettled = scores[..., 3].reshape(len(grid), -1).sum(axis=1).astype(int)
         try:
             sel = lam_cv.select(scores[..., 0], scores[..., 1], scores[..., 2] > 0,
                                 self.feasibility_tol)
@@ -386,8 +395,14 @@ class RampClassifier(LinearBinaryClassifier):
                   "objective_se": float(sel.objective_se[i]),
                   "violation": float(sel.violation[i]), "violation_se": float(sel.violation_se[i]),
                   "constant": bool(sel.constant[i]), "eligible": bool(sel.eligible[i]),
-                  "chosen": i == sel.chosen}
+                  "unsettled": int(unsettled[i]), "chosen": i == sel.chosen}
                  for i in range(len(grid))]
+        if unsettled[sel.chosen]:
+            warnings.warn(
+                f"ramp: lam 'auto': {unsettled[sel.chosen]} of {len(folds)} cross-validation "
+                f"fits at the chosen λ = {grid[sel.chosen]:.4g} reached max_mm_iter="
+                f"{self.max_mm_iter} before the merit settled (lam_cv_ counts them per λ); "
+                "raise max_mm_iter if the choice matters", ConvergenceWarning, stacklevel=3)
         return grid[sel.chosen], table
 
     def _fit_rows(self, idx, X, y, rows, privileged_group, **params):
