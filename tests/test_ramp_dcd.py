@@ -108,6 +108,7 @@ def test_working_set_polish_keeps_the_optimum(monkeypatch, sparse):
                                    gap_tol=1e-7 * qp.upper)
     monkeypatch.setattr(svm, "POLISH_MIN_NNZ", 0)
     monkeypatch.setattr(svm, "POLISH_AFTER", 2)
+    monkeypatch.setattr(svm, "POLISH_COST_RATIO", float("inf"))
     polished = svm.weighted_hinge_svm(Xin, a_pos, a_neg, lam, 1.0, solver="dcd",
                                       max_iter=10**6, gap_tol=1e-7 * qp.upper)
     assert polished.upper - polished.lower <= 1e-7 * qp.upper
@@ -129,3 +130,20 @@ def test_one_sided_and_empty_weights(solver):
     assert res.lower <= ref.upper + 1e-9
     empty = weighted_hinge_svm(X, a_neg, a_neg, 1e-2, 1.0, solver=solver)
     assert not empty.w.any() and empty.b == 0.0 and empty.upper == empty.lower == 0.0
+
+
+def test_polish_is_used_where_its_factor_is_cheap_against_the_epochs():
+    """The polish's cost rule: with the same rows and nonzeros a row, few features pass and
+    many do not (the dense (d + 1)² factor grows as d³), and more rows make the epochs dearer,
+    so a wide problem becomes worth polishing again."""
+    from safeclf.methods.ramp import svm
+
+    def rows(n, d, per_row=10, seed=0):
+        rng = np.random.default_rng(seed)
+        X = sp.random(n, d, density=per_row / d, random_state=rng, format="csr")
+        X.data[:] = 1.0
+        return X
+
+    assert svm._polish_pays(rows(40_000, 105))
+    assert not svm._polish_pays(rows(40_000, 500))
+    assert svm._polish_pays(rows(400_000, 500))
