@@ -21,6 +21,8 @@ import scipy.linalg as la
 import scipy.sparse as sp
 from numba import njit  # cache folder: set once in safeclf/__init__.py
 
+from safeclf.blas import one_blas_thread
+
 
 @dataclass
 class BoxQPResult:
@@ -89,20 +91,6 @@ def _step(alpha, up, lam, mu, da, dl, dm):
     return t
 
 
-_controller = None
-
-
-def _one_blas_thread():
-    """A context with one BLAS thread: the (d + 1)² factors are too small for threads, which
-    would only spin (and take CPU from the runner's other jobs)."""
-    global _controller
-    if _controller is None:
-        from threadpoolctl import ThreadpoolController
-
-        _controller = ThreadpoolController()
-    return _controller.limit(limits=1, user_api="blas")
-
-
 def box_qp(Z, a, cap, alpha0=None, tol=1e-9, max_iter=60) -> BoxQPResult:
     """Minimise f above from ``alpha0`` (moved into the box's interior; default C/2).
 
@@ -111,7 +99,7 @@ def box_qp(Z, a, cap, alpha0=None, tol=1e-9, max_iter=60) -> BoxQPResult:
     cap = np.asarray(cap, float)
     Z = sp.csr_matrix(Z, dtype=np.float64, copy=True)
     Z.sum_duplicates()  # _gram reads each (row, column) once
-    with _one_blas_thread():
+    with one_blas_thread():  # the (d + 1)² factors are too small for threads
         return _interior_point(Z, Z.T.tocsr(), np.asarray(a, float), cap, alpha0, tol,
                                max_iter)
 

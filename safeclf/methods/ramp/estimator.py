@@ -12,6 +12,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from safeclf.blas import one_blas_thread
 from safeclf.errors import DataError, InfeasibleError
 from safeclf.methods.ramp import mm
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
@@ -265,11 +266,12 @@ class RampClassifier(LinearBinaryClassifier):
 
         started = time.perf_counter()
         seed = check_random_state(self.random_state).randint(2**31 - 1)
-        out = mm.solve(prob, v_max=self.max_multiplier, max_mm_iter=self.max_mm_iter,
-                       mm_tol=self.mm_tol, max_cp_iter=self.max_cp_iter, cp_tol=self.tol,
-                       svm_tol=self.svm_tol, svm_max_iter=self.svm_max_iter, callback=track,
-                       seed=seed, inner_solver=self.inner_solver,
-                       **self._coarse_start(X, y, rows, privileged_group, prob, seed))
+        start = self._coarse_start(X, y, rows, privileged_group, prob, seed)
+        with one_blas_thread():  # its products are matrix-vector: threads would only spin
+            out = mm.solve(prob, v_max=self.max_multiplier, max_mm_iter=self.max_mm_iter,
+                           mm_tol=self.mm_tol, max_cp_iter=self.max_cp_iter, cp_tol=self.tol,
+                           svm_tol=self.svm_tol, svm_max_iter=self.svm_max_iter,
+                           callback=track, seed=seed, inner_solver=self.inner_solver, **start)
         self.fit_seconds_ = time.perf_counter() - started
         self.coef_, self.intercept_ = out.w, float(out.b)
         self.lam_ = prob.lam
