@@ -85,3 +85,10 @@ def test_box_qp_gives_up_honestly():
     res = box_qp(Z, a, cap, tol=1e-12, max_iter=2)
     assert not res.converged and res.iterations == 2
     assert np.all(res.alpha >= 0) and np.all(res.alpha <= cap)
+
+
+def test_box_qp_refuses_an_empty_box():
+    Z, a, cap = _instance(8, 50, 4, 0.5)
+    cap[3] = 0.0
+    with pytest.raises(ValueError, match="every upper bound C must be > 0"):
+        box_qp(Z, a, cap)

@@ -95,8 +95,11 @@ def box_qp(Z, a, cap, alpha0=None, tol=1e-9, max_iter=60) -> BoxQPResult:
     """Minimise f above from ``alpha0`` (moved into the box's interior; default C/2).
 
     Stops when the gap λᵀα + μᵀ(C − α) and the stationarity residual are both within ``tol``
-    relative to the scale of f (1 + |f|), or after ``max_iter`` iterations."""
+    relative to the scale of f (1 + |f|), or after ``max_iter`` iterations. Every C must be
+    positive (a dual whose box is {0} is not a variable: leave it out of Z)."""
     cap = np.asarray(cap, float)
+    if not np.all(cap > 0):
+        raise ValueError("box_qp: every upper bound C must be > 0")
     Z = sp.csr_matrix(Z, dtype=np.float64, copy=True)
     Z.sum_duplicates()  # _gram reads each (row, column) once
     with one_blas_thread():  # the (d + 1)² factors are too small for threads
