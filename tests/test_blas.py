@@ -16,7 +16,8 @@ def test_one_blas_thread_limits_and_restores():
     np.ones((4, 4)) @ np.ones(4)  # BLAS loaded
     with threadpool_limits(limits=2, user_api="blas"):
         before = _blas_threads()
-        assert before and all(n == 2 for n in before)
+        # a single-threaded BLAS build (loaded by some package) stays at 1; any other is at 2
+        assert 2 in before and all(n in (1, 2) for n in before)
         with one_blas_thread():
             assert all(n == 1 for n in _blas_threads())
         assert _blas_threads() == before

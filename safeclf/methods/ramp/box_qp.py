@@ -21,8 +21,6 @@ import scipy.linalg as la
 import scipy.sparse as sp
 from numba import njit  # cache folder: set once in safeclf/__init__.py
 
-from safeclf.blas import one_blas_thread
-
 
 @dataclass
 class BoxQPResult:
@@ -102,9 +100,7 @@ def box_qp(Z, a, cap, alpha0=None, tol=1e-9, max_iter=60) -> BoxQPResult:
         raise ValueError("box_qp: every upper bound C must be > 0")
     Z = sp.csr_matrix(Z, dtype=np.float64, copy=True)
     Z.sum_duplicates()  # _gram reads each (row, column) once
-    with one_blas_thread():  # the (d + 1)² factors are too small for threads
-        return _interior_point(Z, Z.T.tocsr(), np.asarray(a, float), cap, alpha0, tol,
-                               max_iter)
+    return _interior_point(Z, Z.T.tocsr(), np.asarray(a, float), cap, alpha0, tol, max_iter)
 
 
 def _interior_point(Z, ZT, a, cap, alpha0, tol, max_iter) -> BoxQPResult:

@@ -128,9 +128,9 @@ def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None, g_tol=G_TOL,
         U, v_kelley = _max_model(cuts, v_max)
         if U - L <= eps and (m != 1 or _settled(cuts, v_max, g_tol)):
             break
-        if m == 1 and _closed(cuts, g_tol):
-            break
         if m == 1:
+            if _closed(cuts, g_tol):
+                break
             v = _one_d_next(cuts, v_max, v_kelley, g_tol, slope)
             if v is None:  # the point is settled but its inner solve was not exact enough
                 v = cuts[-1].v.copy()

@@ -267,7 +267,9 @@ class RampClassifier(LinearBinaryClassifier):
         started = time.perf_counter()
         seed = check_random_state(self.random_state).randint(2**31 - 1)
         start = self._coarse_start(X, y, rows, privileged_group, prob, seed)
-        with one_blas_thread():  # its products are matrix-vector: threads would only spin
+        # its products are matrix-vector and the polish's factors (d + 1)²: BLAS threads would
+        # only spin, taking CPU from the runner's other jobs
+        with one_blas_thread():
             out = mm.solve(prob, v_max=self.max_multiplier, max_mm_iter=self.max_mm_iter,
                            mm_tol=self.mm_tol, max_cp_iter=self.max_cp_iter, cp_tol=self.tol,
                            svm_tol=self.svm_tol, svm_max_iter=self.svm_max_iter,
