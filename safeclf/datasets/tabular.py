@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from safeclf.datasets import checked
 from safeclf.errors import DataError
 from safeclf.groups import named_group
@@ -33,12 +35,20 @@ def load_csv(
         frame = pd.read_csv(p)
     except Exception as exc:  # pandas raises many parser error types
         raise DataError(f"csv: cannot read '{path}': {str(exc).splitlines()[0]}") from None
+    _check_roles(_header(p), target, group, features, path)
+    if features is not None and not features:
+        raise DataError("csv: features is empty; list at least one column or leave it out "
+                        "for every column but the target and group")
     for col in [target, group, *(features or [])]:
         if col is not None and col not in frame.columns:
             raise DataError(f"csv: column '{col}' is not in '{path}' (columns: {list(frame.columns)})")
     y = frame[target].to_numpy()
     if frame[target].isna().any():
         raise DataError(f"csv: target column '{target}' has empty cells in '{path}'")
+    if group is not None and frame[group].isna().any():
+        line = int(np.flatnonzero(frame[group].isna().to_numpy())[0]) + 2
+        raise DataError(f"csv: group column '{group}' has empty cells in '{path}' (first at line "
+                        f"{line}); give every row a group")
     cols = features or [c for c in frame.columns if c not in (target, group)]
     Xf = frame[cols]
     if one_hot:
@@ -56,6 +66,34 @@ def load_csv(
             privileged, frame[group].to_numpy(), "csv: privileged group",
             f"column '{group}' in '{path}'")
     return checked(f"csv:{p.name}", X, y, rows=rows, info=info)
+
+
+def _header(path: Path) -> list[str]:
+    """The CSV's column names as written (pandas renames a repeated name ``y`` to ``y.1``,
+    which would turn a second label column into a feature)."""
+    import csv as csv_module
+
+    with open(path, newline="", encoding="utf-8", errors="replace") as handle:
+        return next(csv_module.reader(handle), [])
+
+
+def _check_roles(header: list[str], target: str, group: str | None, features, path) -> None:
+    """Refuse columns whose roles collide: a repeated name, the target or the group listed
+    as a feature, the group equal to the target."""
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            raise DataError(f"csv: column name '{name}' appears more than once in the header of "
+                            f"'{path}'; rename the columns so each is named once")
+        seen.add(name)
+    if group is not None and group == target:
+        raise DataError(f"csv: group '{group}' is also the target; the group column must be "
+                        "another column")
+    for i, name in enumerate(features or []):
+        if name in (target, group):
+            role = "target" if name == target else "group"
+            raise DataError(f"csv: features[{i}] is '{name}', the {role} column; a {role} "
+                            "cannot be a feature")
 
 
 csv = DatasetPlugin("csv", load_csv, "a CSV file: target column, optional group column",
