@@ -105,6 +105,10 @@ def run(
     out: Path = typer.Option(Path("runs"), "--out", help="Folder that receives the run folder."),
     name: str | None = typer.Option(None, "--name", help="Run name (default: the spec's)."),
     resume: Path | None = typer.Option(None, "--resume", help="Finish an interrupted run."),
+    allow_changed_data: bool = typer.Option(
+        False, "--allow-changed-data",
+        help="With --resume: run the remaining jobs although a data file changed since the run "
+             "began (recorded in the manifest)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Validate and list jobs; run nothing."),
     backend: Backend = typer.Option(Backend.loky, "--backend", help="loky (local) or dask."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler address."),
@@ -120,11 +124,11 @@ def run(
     """Run every job of SPEC in parallel and write a timestamped run folder."""
     _state["debug"] = _state["debug"] or debug
     _guard(_run, spec, jobs, out, name, resume, dry_run, backend.value, scheduler, check, profile,
-           overrides or [], mlflow, mlflow_experiment)
+           overrides or [], mlflow, mlflow_experiment, allow_changed_data)
 
 
 def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, profile, overrides,
-         mlflow=None, mlflow_experiment=None):
+         mlflow=None, mlflow_experiment=None, allow_changed_data=False):
     from safeclf.console import print_jobs, print_outcome
     from safeclf.runner import Options
     from safeclf.runner import run as run_spec
@@ -136,6 +140,7 @@ def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, prof
     opts = Options(jobs=jobs, out=out, name=name, resume=resume, dry_run=dry_run,
                    backend=backend, scheduler=scheduler, check=check, profile=profile,
                    overrides=overrides, mlflow=mlflow, mlflow_experiment=mlflow_experiment,
+                   allow_changed_data=allow_changed_data,
                    command=["safeclf", *sys.argv[1:]])
     console = _console()
     outcome = run_spec(spec, opts, console=_console(stderr=True))

@@ -139,8 +139,6 @@ def environment(distributions: dict[str, str] | None = None) -> dict[str, Any]:
 def data_files(spec) -> list[dict[str, Any]]:
     """The identity of every data file a spec reads: dataset label, parameter, absolute path,
     size and SHA-256 of the content (so a run folder says which data made it)."""
-    import hashlib
-
     from safeclf.spec import path_params
 
     out = []
@@ -149,14 +147,20 @@ def data_files(spec) -> list[dict[str, Any]]:
             value = d.params.get(key)
             if not value:
                 continue
-            path = Path(value)
-            digest = hashlib.sha256()
-            with path.open("rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
-            out.append({"dataset": spec.dataset_label(i), "param": key, "path": str(path),
-                        "bytes": path.stat().st_size, "sha256": digest.hexdigest()})
+            out.append({"dataset": spec.dataset_label(i), "param": key,
+                        **file_identity(Path(value))})
     return out
+
+
+def file_identity(path: Path) -> dict[str, Any]:
+    """``path``, its size and the SHA-256 of its content."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return {"path": str(path), "bytes": path.stat().st_size, "sha256": digest.hexdigest()}
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -33,6 +33,7 @@ class Options:
     check: bool = False
     profile: str | None = None
     overrides: list[str] = field(default_factory=list)
+    allow_changed_data: bool = False  # --resume although a data file changed since the run began
     mlflow: str | None = None  # tracking URI: log the finished run there
     mlflow_experiment: str | None = None  # default: the spec's name
     command: list[str] = field(default_factory=lambda: list(sys.argv))
@@ -57,11 +58,12 @@ def resolve(spec_path: str | Path | None, opts: Options) -> tuple[Spec, Spec | N
     ``--resume`` must describe the same jobs and metrics, and its expectations and plots (which
     may have been edited since) then replace the stored ones."""
     if opts.resume is not None:
-        stored = Path(opts.resume) / "spec.yaml"
-        if not stored.is_file():
-            raise SpecError(f"--resume: '{opts.resume}' is not a run folder (no spec.yaml)")
+        from safeclf.resume import check_run_folder, check_same_data
+
+        manifest = check_run_folder(Path(opts.resume))
         spec = parse(_stored_spec(Path(opts.resume)))
         check(spec)
+        check_same_data(manifest, Path(opts.resume), opts.allow_changed_data)
         if opts.overrides and spec_path is None:
             raise SpecError("key=value overrides apply to a spec file: give SPEC with --resume")
         if spec_path is not None:
@@ -249,6 +251,11 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
             manifest = _read_manifest(run_dir)
             manifest.setdefault("resumed", []).append(
                 {"command": opts.command, "time": started, "backend": opts.backend, **backend})
+            from safeclf.resume import changed_data
+
+            changes = changed_data(manifest.get("data") or [])
+            if changes:  # allowed (resolve refused it otherwise): the table mixes both data
+                manifest["resumed"][-1]["data_changed"] = changes
             if spec.resolved() != stored.resolved():
                 run_folder.write_yaml(run_dir / "spec.yaml", spec.resolved())
                 manifest["resumed"][-1]["spec_updated"] = "expectations/plots replaced by the given spec"
