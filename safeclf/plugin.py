@@ -167,7 +167,9 @@ class MethodPlugin:
         for where, row, named in self.named_groups(params):
             if row in task.train.rows:
                 resolve(named, task.info, task.train.rows[row], where=where)
-        n_classes = np.unique(np.asarray(task.train.y)).size
+        classes = np.unique(np.asarray(task.train.y))
+        n_classes = classes.size
+        _check_class_weight(params.get("class_weight"), classes, task.train.y)
         if n_classes > 2 and not _tags(self.estimator(**params)).classifier_tags.multi_class:
             raise DataError(f"takes two classes, but the dataset has {n_classes}")
         if not self.scaling and preprocess not in (None, "none"):
@@ -264,6 +266,23 @@ class MethodPlugin:
         if hook is None:
             raise ValueError(f"method '{self.name}' cannot measure a {promise.quantity.kind}")
         return hook(task, promise, part)
+
+
+def _check_class_weight(weights, classes, y) -> None:
+    """A ``class_weight`` mapping is checked as scikit-learn's fit checks it
+    (:func:`sklearn.utils.class_weight.compute_class_weight`), against the task's classes."""
+    if not isinstance(weights, Mapping):
+        return
+    from sklearn.utils.class_weight import compute_class_weight
+
+    try:
+        compute_class_weight(dict(weights), classes=classes, y=np.asarray(y))
+    except (ValueError, TypeError):
+        absent = [k for k in weights if k not in set(classes.tolist())]
+        raise DataError(
+            f"has class_weight naming {', '.join(repr(k) for k in absent) or list(weights)}, "
+            f"not a class of the dataset (classes: {', '.join(repr(c) for c in classes.tolist())})"
+        ) from None
 
 
 def _tags(estimator):

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from safeclf import registry, run_folder
-from safeclf.errors import DataError, SafeclfError, SpecError
+from safeclf.errors import SafeclfError, SpecError
+from safeclf.preflight import preflight
 from safeclf.result import JobResult
 from safeclf.spec import Job, Spec, check, expand, load_spec, parse, path_units
 
@@ -83,43 +84,6 @@ def resolve(spec_path: str | Path | None, opts: Options) -> tuple[Spec, Spec | N
     if opts.name:
         spec.name = parse(dict(spec.resolved(), name=opts.name)).name
     return spec, None
-
-
-def preflight(spec: Spec) -> None:
-    """Every check that can be made before a job starts, so bad input stops the run (a
-    :class:`SpecError` or :class:`DataError`, exit code 2): each dataset is loaded once, split
-    as its first job splits it and preprocessed each way a method asks for, and every method's
-    plugin checks each of its parameter points against that task
-    (:meth:`~safeclf.plugin.MethodPlugin.check_task`: needs, classes, scaling, widths)."""
-    from safeclf import registry
-    from safeclf.jobs import load_dataset, preprocess, split_task
-    from safeclf.spec import grid_points
-
-    for i, d in enumerate(spec.datasets):
-        entry = dict(d.model_dump(mode="json"), name=spec.dataset_label(i))
-        methods = [j for j in range(len(spec.methods)) if spec.runs_on(j, i)]
-        tasks = {}
-        try:  # what every job does first, once: load, split, each preprocessing asked for
-            ds = load_dataset(entry)
-            for how in dict.fromkeys(spec.methods[j].preprocess or d.preprocess for j in methods):
-                tasks[how] = preprocess(
-                    split_task(ds, entry, spec.seeds[0], 0 if d.split.folds else None), how)
-        except DataError as exc:
-            raise DataError(f"datasets[{i}] ({spec.dataset_label(i)}): {exc}") from None
-        except Exception as exc:  # a loader tripping over its parameters: still the user's input
-            raise DataError(
-                f"datasets[{i}] ({spec.dataset_label(i)}) cannot be loaded with params "
-                f"{d.params}: {type(exc).__name__}: {' '.join(str(exc).split())}") from None
-        for j in methods:
-            m = spec.methods[j]
-            plugin = registry.get_method(m.method)
-            how = m.preprocess or d.preprocess
-            for point in grid_points(m.params, f"methods[{j}].params"):
-                try:
-                    plugin.check_task(point, tasks[how], how)
-                except DataError as exc:
-                    raise SpecError(f"methods[{j}] ({spec.method_label(j)}) on datasets[{i}] "
-                                    f"({spec.dataset_label(i)}) {exc}") from None
 
 
 def payloads(spec: Spec, jobs: list[Job], run_dir: Path | None = None) -> list[dict[str, Any]]:

@@ -123,3 +123,63 @@ def test_a_misspelt_privileged_group_stops_before_running(cli, write_spec, tmp_p
                 rf"methods\[0\] \({method}\) on datasets\[0\] \(.*\) {message}", lines[0]), \
                 result.output
         assert not out.exists()
+
+
+def _iris_task(how="none"):
+    from safeclf.jobs import load_dataset, preprocess, split_task
+
+    entry = {"dataset": "iris", "params": {}, "split": {"test": 0.3}, "name": "iris"}
+    return preprocess(split_task(load_dataset(entry), entry, 0, None), how)
+
+
+def test_wide_integers_are_found_at_any_depth():
+    from safeclf.preflight import WIDE_INT, wide_ints
+
+    assert wide_ints({"a": WIDE_INT - 1, "b": True, "c": 1.0e300}) == []
+    assert wide_ints({"a": [1, {"b": -WIDE_INT}]}) == [("a[1].b", -WIDE_INT)]
+
+
+def test_trial_fit_blames_an_integer_only_when_the_default_fits():
+    """liblinear takes a C int: 2^31 fails in every job; L-BFGS takes any integer, so the same
+    value for logreg passes; a slice too small for the method is not blamed on the integer."""
+    from safeclf import registry
+    from safeclf.errors import SpecError
+    from safeclf.plugin import MethodPlugin
+    from safeclf.preflight import trial_fit
+
+    task = _iris_task()
+    with pytest.raises(SpecError, match=r"^m\.max_iter is 2147483648, too large for method 'svm' "
+                                        r"on d \(its fit fails: OverflowError"):
+        trial_fit(registry.get_method("svm"), {"max_iter": 2**31}, task, "m", "on d")
+    trial_fit(registry.get_method("svm"), {"max_iter": 2**31 - 1}, task, "m", "on d")
+    trial_fit(registry.get_method("logreg"), {"max_iter": 2**70}, task, "m", "on d")
+
+    class Fails(MethodPlugin):
+        def fit(self, estimator, task):
+            raise ValueError("the slice is too small")
+
+    failing = Fails(name="fails", estimator=registry.get_method("svm").estimator)
+    trial_fit(failing, {"max_iter": 2**70}, task, "m", "on d")  # the default fails too
+
+
+def test_scaler_overflow_names_the_column(tmp_path):
+    import numpy as np
+
+    from safeclf.data import Part, Task
+    from safeclf.errors import DataError
+    from safeclf.jobs import preprocess
+    from safeclf.preflight import check_finite
+
+    X = np.array([[1.0, 1e308], [2.0, 1e308], [3.0, 1.0], [4.0, 2.0]])
+    y = np.array([0, 1, 0, 1])
+    for how, what in (("standardize", "is not finite"), ("minmax", None), ("maxabs", None)):
+        task = Task("d", Part(X.copy(), y), Part(X.copy(), y), info={"feature_names": ["a", "b"]})
+        with np.errstate(all="ignore"):
+            task = preprocess(task, how)
+        if what is None:
+            check_finite(task, how)  # ranges and maxima of 1e308 are finite
+            continue
+        with pytest.raises(DataError, match=rf"preprocess '{how}' overflows on feature column "
+                                            r"'b': its (mean|variance) is not finite"):
+            check_finite(task, how)
+    check_finite(_iris_task("standardize"), "standardize")

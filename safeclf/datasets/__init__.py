@@ -27,6 +27,8 @@ def checked(name: str, X, y, rows=None, info=None) -> Dataset:
     n = X.shape[0]
     if n == 0:
         raise DataError(f"dataset '{name}' has no samples")
+    if X.ndim != 2 or X.shape[1] == 0:
+        raise DataError(f"dataset '{name}' has no feature columns")
     if y.shape[0] != n:
         raise DataError(f"dataset '{name}': {n} feature rows but {y.shape[0]} labels")
     data = X.data if hasattr(X, "tocsr") else np.asarray(X)

@@ -50,6 +50,8 @@ def load_csv(
         raise DataError(f"csv: group column '{group}' has empty cells in '{path}' (first at line "
                         f"{line}); give every row a group")
     cols = features or [c for c in frame.columns if c not in (target, group)]
+    if not cols:
+        raise DataError(f"csv: '{path}' has no feature columns besides the target and group")
     Xf = frame[cols]
     if one_hot:
         Xf = pd.get_dummies(Xf, dtype=float)

@@ -10,6 +10,9 @@ from safeclf.plugin import DatasetPlugin
 def _bunch(loader, name: str, features: list[int] | None):
     b = loader()
     d = b.data.shape[1]
+    if features is not None and not features:
+        raise DataError(f"{name}: features is empty; list at least one column index "
+                        f"(0 to {d - 1}) or leave it out for all {d}")
     for i, f in enumerate(features or []):
         if not -d <= f < d:
             raise DataError(f"{name}: features[{i}] is {f}, but {name} has {d} features "
