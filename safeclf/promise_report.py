@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 
 COLUMNS = ["job", "dataset", "method", "params", "seed", "fold", "status", "promise",
-           "statement", "kind", "delta", "source", "sense", "bound", "estimate", "lower",
-           "upper", "n", "confidence", "verdict", "beyond", "note"]
+           "statement", "kind", "rule", "delta", "source", "sense", "bound", "estimate",
+           "lower", "upper", "n", "confidence", "verdict", "beyond", "train_estimate",
+           "train_verdict", "note"]
 KEYS = ["dataset", "method", "params", "promise"]
 COLORS = {"holds": "tab:green", "violated": "tab:red", "inconclusive": "tab:orange",
           "no solution": "tab:grey", "not checked": "tab:grey"}
@@ -67,7 +68,7 @@ def summary(frame):
         row["params"] = _short(row["params"], varying[row["method"]]) or "-"
         if first["kind"] == "none":
             row.update(promise="none", kind="none", bound="", estimate="", interval="",
-                       verdicts="no promise", failure_rate="",
+                       verdicts="no promise", failure_rate="", train_verdicts="", rule="",
                        statement=str(first["statement"]))
             out.append(row)
             continue
@@ -86,6 +87,11 @@ def summary(frame):
         row["verdicts"] = ", ".join(f"{v} {c}" for v, c in counts.items())
         beyond = g["beyond"].map(lambda b: float(bool(b)) if b is not None and b == b else 0.0)
         row["failure_rate"] = f"{beyond.mean():.2f} ({int(beyond.sum())}/{len(g)})"
+        # runs written before the training check have neither column
+        train = g["train_verdict"].dropna() if "train_verdict" in g else pd.Series(dtype=str)
+        row["train_verdicts"] = ", ".join(f"{v} {c}" for v, c in train.value_counts().items())
+        rule = first.get("rule")
+        row["rule"] = str(rule) if isinstance(rule, str) else ""
         row["statement"] = str(first["statement"])
         row["source"] = str(first["source"])
         out.append(row)
@@ -103,7 +109,9 @@ def write(run_dir: Path, results: list[dict]) -> list[str]:
             "estimate, two-sided interval (Clopper–Pearson for a rate, Katz log for a ratio), "
             "verdict (holds: the whole interval on the promised side of the bound; violated: "
             "the whole interval on the other side). Failure rate: share of jobs whose "
-            "estimate is beyond the bound. Per job: promises.csv.\n\n")
+            "estimate is beyond the bound. Train verdicts: a training-only promise checked "
+            "exactly on the training rows, for the rule it names (within its tolerance). "
+            "Per job: promises.csv.\n\n")
     if frame.empty:
         text += "(no promises recorded)\n"
     else:
@@ -187,7 +195,7 @@ def print_table(console, results: list[dict]) -> None:
     s = summary(frame)
     table = Table(title="Promises (test split)", title_justify="left")
     cols = ["dataset", "method", "params", "promise", "kind", "bound", "estimate", "interval",
-            "verdicts", "failure_rate"]
+            "verdicts", "failure_rate", "train_verdicts"]
     for c in cols:
         table.add_column(c.replace("_", " "), overflow="fold")
     for row in s.itertuples(index=False):

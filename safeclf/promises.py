@@ -47,6 +47,12 @@ KINDS = {
     "none": "no guarantee",
 }
 VERDICTS = ("holds", "violated", "inconclusive", "no promise", "not checked")
+#: The decision rules a promise can be about (:attr:`Promise.rule`).
+RULES = {
+    "predict": "the model's predict (deterministic)",
+    "randomized": "predict draws the positive class with probability predict_proba; rates "
+                  "in expectation over the draws",
+}
 
 #: Events a :class:`Quantity` of kind ``rate`` counts.
 EVENTS = ("predicted_positive", "predicted_negative", "error", "correct",
@@ -94,6 +100,13 @@ class Promise:
     source : paper and equation.
     delta : δ of a high-confidence promise.
     note : anything a reader must know to read the verdict.
+    rule : the decision rule the promise is about: ``"predict"`` (the model's ``predict``,
+        the rule every check measures) or ``"randomized"`` (``predict`` draws the positive
+        class with probability ``predict_proba``; a training promise then holds for the
+        expected rates, so its training check uses the probabilities).
+    tolerance : for a ``training`` promise, how far (in the quantity's units) the training
+        value may fall on the wrong side of the bound and still meet it (a solver's
+        feasibility tolerance).
     """
 
     name: str
@@ -105,6 +118,8 @@ class Promise:
     source: str
     delta: float | None = None
     note: str = ""
+    rule: str = "predict"
+    tolerance: float = 0.0
 
     def __post_init__(self):
         if self.sense not in ("<=", ">="):
@@ -112,6 +127,9 @@ class Promise:
         if self.kind not in KINDS:
             raise ValueError(f"promise {self.name}: kind must be one of {', '.join(KINDS)}, "
                              f"got {self.kind!r}")
+        if self.rule not in RULES:
+            raise ValueError(f"promise {self.name}: rule must be one of {', '.join(RULES)}, "
+                             f"got {self.rule!r}")
 
 
 def no_promise(method: str, why: str) -> Promise:
@@ -155,7 +173,8 @@ class Checked:
         p = self.promise
         q = {k: v for k, v in asdict(p.quantity).items() if v not in (None, False)}
         return {"promise": p.name, "statement": p.statement, "kind": p.kind, "delta": p.delta,
-                "source": p.source, "sense": p.sense, "bound": p.bound, "quantity": q,
+                "rule": p.rule, "source": p.source, "sense": p.sense, "bound": p.bound,
+                "quantity": q,
                 "estimate": self.estimate, "lower": self.lower, "upper": self.upper,
                 "n": self.n, "confidence": self.confidence, "verdict": self.verdict,
                 "beyond": self.beyond, "note": "; ".join(x for x in (p.note, self.note) if x),
@@ -233,6 +252,33 @@ def _events(q: Quantity, y_pos, pred_pos, rows) -> np.ndarray:
     raise ValueError(f"unknown event {q.event!r}; known: {', '.join(EVENTS)}")
 
 
+def rate_value(q: Quantity, y_pos, pred, rows) -> float:
+    """The exact value of a ``rate`` or ``ratio`` quantity on one part for predictions
+    ``pred``: booleans, or probabilities of a positive prediction (then the expected rate of
+    the randomised rule, each row's event taken with its probability); nan when undefined."""
+    from safeclf import groups as G
+
+    y_pos = np.asarray(y_pos, bool)
+    p = np.asarray(pred, dtype=float)
+    base = _mask(rows, q.subset, y_pos.shape[0])
+    lab = (np.ones_like(y_pos) if q.label is None
+           else (y_pos if q.label == "positive" else ~y_pos))
+    # P(event) per row: the boolean events of _events evaluated at p
+    ev = _events(q, y_pos, np.ones_like(y_pos), rows).astype(float) * p + \
+        _events(q, y_pos, np.zeros_like(y_pos), rows).astype(float) * (1.0 - p)
+    if q.kind == "rate":
+        among = base & lab if not q.joint else base
+        hit = ev * (lab if q.joint else 1.0)
+        return float(hit[among].mean()) if among.any() else float("nan")
+    if q.kind == "ratio":
+        prot, priv = G.split(rows[q.groups], q.privileged)
+        prot, priv = prot & base & lab, priv & base & lab
+        if not prot.any() or not priv.any() or ev[priv].mean() <= 0:
+            return float("nan")
+        return float(ev[prot].mean() / ev[priv].mean())
+    raise ValueError(f"quantity {q.kind!r} has no training value here")
+
+
 def rate_evidence(q: Quantity, y_pos, pred_pos, rows) -> Evidence:
     """Counts of a ``rate`` or ``ratio`` quantity on one part (y_pos, pred_pos: booleans)."""
     from safeclf import groups as G
@@ -290,9 +336,38 @@ def judge(promise: Promise, ev: Evidence, confidence: float) -> Checked:
                    ev.note, extra)
 
 
+def training_check(promise: Promise, estimator, train) -> dict[str, Any]:
+    """A ``training`` promise on the rows it is about: ``train_estimate`` (the exact value of
+    its rule on the training part: ``predict``, or the expected rate under ``predict_proba``
+    for a randomised rule) and ``train_verdict``, ``holds`` when it is on the promised side
+    of the bound within the promise's ``tolerance``, else ``violated`` (``not checked``
+    when the value is undefined). Empty for other kinds."""
+    if promise.kind != "training" or train is None or \
+            promise.quantity.kind not in ("rate", "ratio"):
+        return {}
+    classes = np.asarray(estimator.classes_)
+    if promise.rule == "randomized":
+        pred = np.asarray(estimator.predict_proba(train.X))[:, -1]
+    else:
+        pred = np.asarray(estimator.predict(train.X)) == classes[-1]
+    try:
+        value = rate_value(promise.quantity, np.asarray(train.y) == classes[-1], pred,
+                           train.rows)
+    except (KeyError, ValueError):
+        value = float("nan")
+    if not np.isfinite(value):
+        return {"train_estimate": value, "train_verdict": "not checked"}
+    tol = promise.tolerance
+    met = value <= promise.bound + tol if promise.sense == "<=" else value >= promise.bound - tol
+    return {"train_estimate": value, "train_verdict": "holds" if met else "violated"}
+
+
 def check(plugin, promises, estimator, task, confidence: float, part: str = "test") -> list[dict]:
-    """Check each promise on ``task``'s ``part``; one record per promise (JSON-friendly)."""
+    """Check each promise on ``task``'s ``part``; one record per promise (JSON-friendly).
+    A ``training`` promise also gets its verdict on the training part
+    (:func:`training_check`)."""
     out = []
+    train = task.parts().get("train")
     data = task.parts().get(part)
     pred_pos = y_pos = None
     for p in promises:
@@ -314,9 +389,10 @@ def check(plugin, promises, estimator, task, confidence: float, part: str = "tes
                 ev = plugin.promise_evidence(estimator, task, p, part)
         except (KeyError, ValueError) as exc:
             out.append(Checked(p, math.nan, math.nan, math.nan, 0, confidence, "not checked",
-                               None, f"cannot be measured on {part}: {exc}").record())
+                               None, f"cannot be measured on {part}: {exc}").record()
+                       | training_check(p, estimator, train))
             continue
-        out.append(judge(p, ev, confidence).record())
+        out.append(judge(p, ev, confidence).record() | training_check(p, estimator, train))
     return out
 
 
@@ -324,7 +400,9 @@ def promise_metrics(records: list[dict]) -> dict[str, float]:
     """Per promise, columns for the metrics table (so ``expect`` and ``compare`` reach them):
     ``promise_<name>_estimate``, ``_lower``, ``_upper``, ``_bound``, and 0/1 flags ``_holds``,
     ``_violated`` and ``_beyond`` (the point estimate on the wrong side of the bound; its mean
-    over seeds is the Seldonian failure rate, a job without a model counting as 0)."""
+    over seeds is the Seldonian failure rate, a job without a model counting as 0); for a
+    training promise ``_train_estimate`` and the 0/1 ``_train_holds`` of its training
+    check."""
     out: dict[str, float] = {}
     for r in records:
         if r["kind"] == "none":
@@ -335,4 +413,7 @@ def promise_metrics(records: list[dict]) -> dict[str, float]:
         out[f"{key}_holds"] = float(r["verdict"] == "holds")
         out[f"{key}_violated"] = float(r["verdict"] == "violated")
         out[f"{key}_beyond"] = math.nan if r["beyond"] is None else float(r["beyond"])
+        if r.get("train_verdict") in ("holds", "violated"):
+            out[f"{key}_train_estimate"] = float(r["train_estimate"])
+            out[f"{key}_train_holds"] = float(r["train_verdict"] == "holds")
     return out

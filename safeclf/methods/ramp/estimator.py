@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from safeclf.blas import one_blas_thread
 from safeclf.errors import DataError, InfeasibleError
-from safeclf.methods.ramp import mm
+from safeclf.methods.ramp import mm, threshold
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
 from safeclf.methods.ramp.rates import (
     FitData,
@@ -24,7 +24,7 @@ from safeclf.methods.ramp.rates import (
     parse_objective,
 )
 from safeclf.routing import ROUTED_ROWS, ROUTING_HINT, requested
-from safeclf.solver_status import SolverStatus, iteration_status, settle
+from safeclf.solver_status import SolverStatus, iteration_status, settle, worst
 
 #: Below this many training rows, ``lam=None`` means "auto" (see RampClassifier's ``lam``)
 LAM_AUTO_ROWS = 2000
@@ -111,9 +111,23 @@ class RampClassifier(LinearBinaryClassifier):
         below, where it reproduces the paper's algorithm. A coarse fit that fails (e.g. a
         constraint's subset is empty on the sample) falls back to "zero".
     feasibility_tol : a constraint whose randomised training value exceeds its bound by more
-        than this (in the constraint's linear form) makes ``fit`` raise InfeasibleError.
-    prediction : "deterministic" (threshold at 0) or "randomized" (positive with probability
-        σ(f(x)), drawn with ``random_state``) for ``predict``.
+        than this (in the constraint's linear form) makes ``fit`` raise InfeasibleError; one
+        that the returned rule (``predict``'s) misses by more than this makes ``fit`` warn
+        (ConvergenceWarning) and sets ``solver_status_`` to "inaccurate".
+    prediction : the rule ``predict`` uses, and the one the constraints are promised for.
+        "deterministic" (the default): positive where f(x) > 0, with the bias moved by
+        ``threshold_``. Problem 2 constrains the randomised rule σ(f) (its expected rates),
+        and where many training scores lie within the ramp's linear part (|f| < ½, as with a
+        large λ) the thresholded rule can miss a constraint by far (a fairness ratio of 0.63
+        at κ = 0.8); so after Algorithm 1 the threshold is chosen on the training scores:
+        kept at 0 when that rule meets every constraint, else the rule 1[f(x) > t] with the
+        smallest training objective among those meeting every constraint (all n + 1 rules
+        are scored at once from prefix sums of the constraints' linear forms over the sorted
+        scores, O(n log n); :func:`~safeclf.methods.ramp.threshold.choose`), else the one
+        with the smallest worst violation, which ``fit`` then reports.
+        "randomized": positive with probability σ(f(x)), drawn with ``random_state``; its
+        constraints hold in expectation over the draws, as Problem 2 states them; no
+        threshold is moved.
 
     Attributes
     ----------
@@ -121,7 +135,11 @@ class RampClassifier(LinearBinaryClassifier):
     n_cp_iter_ (list per MM iteration), duality_gap_, constraint_values_ (list of dicts),
     lam_ (λ used), lam_cv_ (the cross-validation table when λ was chosen, else None),
     history_ (per MM iteration), coarse_rows_ (the row counts of the coarse fits this fit
-    started from, outermost first; [] for the zero start).
+    started from, outermost first; [] for the zero start), ramp_intercept_ (b of Problem 2's
+    solution), threshold_ (t: ``intercept_ = ramp_intercept_ − t``; 0 for the randomised
+    rule). ``constraint_values_`` rows give each constraint's ``train`` value and ``slack``
+    for the returned rule, ``train_randomized`` and ``slack_randomized`` for σ(f) at the
+    solution, and ``tolerance`` (``feasibility_tol`` in the constraint's units).
     """
 
     _parameter_constraints = {
@@ -276,19 +294,19 @@ class RampClassifier(LinearBinaryClassifier):
                            callback=track, seed=seed, inner_solver=self.inner_solver, **start)
         self.fit_seconds_ = time.perf_counter() - started
         self.coef_, self.intercept_ = out.w, float(out.b)
+        self.ramp_intercept_, self.threshold_ = float(out.b), 0.0
         self.lam_ = prob.lam
         self.multipliers_ = np.asarray(out.v, dtype=float)
         self.n_mm_iter_ = self.n_iter_ = out.mm_iterations
-        self.solver_status_ = str(settle(
+        mm_status = settle(
             iteration_status(out.converged), "ramp: majorization-minimization",
-            detail=f"reached max_mm_iter={self.max_mm_iter} before the merit settled"))
+            detail=f"reached max_mm_iter={self.max_mm_iter} before the merit settled")
         self.n_cp_iter_ = list(out.cp_iterations)
         self.duality_gap_ = float(out.duality_gaps[-1]) if out.duality_gaps else 0.0
         self.history_ = out.history
         self._constraints = cons
         self._objective = obj
         z = prob.z(self.coef_, self.intercept_)
-        self.constraint_values_ = self._constraint_table(data, z, pairs)
         self.objective_value_ = float(prob.values(mm.ramp(z))[0] + prob.reg(out.w, out.b))
         # infeasible on training data: name the worst constraint and the best violation reached
         viol = prob.values(mm.ramp(z))[1:] - prob.gamma
@@ -296,7 +314,8 @@ class RampClassifier(LinearBinaryClassifier):
             final = np.maximum(viol, 0.0)
             seen = best["viol"] if best["viol"].max() < final.max() else final
             j = int(np.argmax(seen))
-            row = self.constraint_values_[j]
+            row = {"train_randomized": cons[j].value(data, mm.ramp(z)),
+                   "target": cons[j].target(data)}
             hint = ("" if seen.max() > self.feasibility_tol else
                     "; an iterate within tolerance was seen, so raise max_multiplier or "
                     "max_mm_iter")
@@ -306,7 +325,28 @@ class RampClassifier(LinearBinaryClassifier):
                 f"(final randomised value {row['train_randomized']:.4g}, target "
                 f"{row['target']:.4g}){hint}"
             )
+        if self.prediction == "deterministic":
+            self.threshold_ = threshold.choose(z, prob.coef, prob.const, prob.gamma).t
+            self.intercept_ = self.ramp_intercept_ - self.threshold_
+        z_rule = prob.z(self.coef_, self.intercept_)
+        self.constraint_values_ = self._constraint_table(data, z_rule, z, pairs)
+        self.solver_status_ = str(worst([mm_status, self._rule_status()]))
         return self
+
+    def _rule_status(self):
+        """Optimal when the returned rule (``predict``'s) meets every training constraint
+        within ``feasibility_tol`` (in the constraint's linear form); otherwise a
+        ConvergenceWarning naming the worst one, and inaccurate."""
+        rows = self.constraint_values_
+        missed = [r for r in rows if -r["slack"] > self.feasibility_tol]
+        if not missed:
+            return SolverStatus.OPTIMAL
+        r = max(missed, key=lambda r: -r["slack"])
+        return settle(SolverStatus.INACCURATE, "ramp: the returned rule",
+                      detail=f"predict ({self.prediction}) misses constraint '{r['name']}' "
+                      f"({r['description']}) on the training data: {r['train']:.4g} against "
+                      f"{r['target']:.4g}, by {-r['slack']:.4g} in its linear form, more than "
+                      f"feasibility_tol={self.feasibility_tol:g}; promises.csv says so")
 
     # -- where Algorithm 1 starts ----------------------------------------------------------------
     def _coarse_start(self, X, y, rows, privileged_group, prob, seed) -> dict:
@@ -328,8 +368,8 @@ class RampClassifier(LinearBinaryClassifier):
             return {}
         self.coarse_rows_ = [k] + list(getattr(est, "coarse_rows_", []))
         state = DualState(n, seed)
-        state.z[:] = 2.0 * prob.z(est.coef_, est.intercept_)  # the inner solver's scale
-        return {"w0": est.coef_, "b0": est.intercept_, "v0": est.multipliers_,
+        state.z[:] = 2.0 * prob.z(est.coef_, est.ramp_intercept_)  # the inner solver's scale
+        return {"w0": est.coef_, "b0": est.ramp_intercept_, "v0": est.multipliers_,
                 "state": state}
 
     # -- choosing λ ----------------------------------------------------------------------------
@@ -440,30 +480,55 @@ class RampClassifier(LinearBinaryClassifier):
         constant = bool(np.all(z > 0) or np.all(z <= 0))
         return objective, max(values, default=0.0), constant
 
-    def _constraint_table(self, data, z, pairs):
-        det = (z > 0).astype(float)
+    def _constraint_table(self, data, z_rule, z, pairs):
+        """Per constraint: its value for the returned rule (``train``: ``predict``'s, on the
+        scores ``z_rule``; in expectation for the randomised rule) and for Problem 2's
+        randomised rule σ(f) at the solution's scores ``z`` (``train_randomized``), each with
+        its slack γ − g in the linear form; ``tolerance``: ``feasibility_tol`` in the
+        constraint's own units for the returned rule (a ratio's linear form
+        κ s_p(B) − s_p(A) ≤ tol is s_p(A)/s_p(B) ≥ κ − tol/s_p(B))."""
         rnd = mm.ramp(z)
+        rule = mm.ramp(z_rule) if self.prediction == "randomized" else (z_rule > 0).astype(float)
         table = []
         for j, (c, (g, gamma)) in enumerate(zip(self._constraints, pairs, strict=True)):
+            tol = float(self.feasibility_tol)
+            if isinstance(c, RatioConstraint):
+                share = float(rule[c._sets(data)[1]].mean())
+                tol = tol / share if share > 0 else float("inf")
             table.append({
                 "name": c.name, "description": c.describe(), "target": c.target(data),
                 "sense": "min" if getattr(c, "sense", "max") == "min" else "max",
                 "privileged": getattr(c, "privileged", None),
                 "privileged_source": getattr(c, "source", None),
-                "train": c.value(data, det), "train_randomized": c.value(data, rnd),
+                "train": c.value(data, rule), "train_randomized": c.value(data, rnd),
+                "slack": float(gamma - g.value(rule)),
                 "slack_randomized": float(gamma - g.value(rnd)),
+                "tolerance": tol, "rule": self.prediction,
                 "multiplier": float(self.multipliers_[j]),
             })
         return table
 
     # -- prediction ---------------------------------------------------------------------------
     def predict_proba(self, X):
-        """The randomised rule: P(positive | x) = σ(f(x)) (eq. 2); shape (n, 2)."""
+        """σ(f(x)) (eq. 2) of the returned scores ``decision_function``, shape (n, 2): above ½
+        exactly where the deterministic ``predict`` is positive. With ``prediction:
+        randomized`` it is the rule ``predict`` draws from; Problem 2's randomised rule at the
+        solution is :meth:`randomized_proba` either way."""
         p = mm.ramp(self.decision_function(X))
         return np.c_[1.0 - p, p]
 
+    def randomized_proba(self, X):
+        """P(positive | x) = σ(⟨w, x⟩ + b) of Problem 2's solution (before the deterministic
+        rule's threshold, ``threshold_``): the randomised rule whose expected training rates
+        the solver constrains; shape (n,)."""
+        z = self.decision_function(X) + getattr(self, "threshold_", 0.0)
+        return mm.ramp(z)
+
     def predict(self, X):
-        """Deterministic: positive where f(x) > 0; randomised: a draw with probability σ."""
+        """Deterministic (default): positive where f(x) = ⟨w, x⟩ + b > 0, the bias including
+        the threshold chosen on the training scores (``threshold_``,
+        :mod:`~safeclf.methods.ramp.threshold`), the rule whose training rates meet the
+        constraints; randomised: a draw with probability σ(f(x)) of Problem 2's solution."""
         z = self.decision_function(X)
         if self.prediction == "randomized":
             rng = np.random.default_rng(
@@ -475,10 +540,12 @@ class RampClassifier(LinearBinaryClassifier):
 
     # -- reporting ----------------------------------------------------------------------------
     def rate_values(self, X, y, rows, randomized: bool):
-        """Each constraint's value (user units) and the objective on (X, y, rows)."""
+        """Each constraint's value (user units) and the objective on (X, y, rows), for the
+        deterministic rule 1[f(x) > 0] or (``randomized``) in expectation for Problem 2's
+        randomised rule (:meth:`randomized_proba`)."""
         check_is_fitted(self)
-        z = self.decision_function(X)
-        p = mm.ramp(z) if randomized else (z > 0).astype(float)
+        p = (self.randomized_proba(X) if randomized
+             else (self.decision_function(X) > 0).astype(float))
         data = FitData(np.asarray(y) == self.classes_[1],
                        {k: v for k, v in rows.items() if not isinstance(v, dict)})
         out = {}

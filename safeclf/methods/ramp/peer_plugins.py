@@ -102,7 +102,8 @@ class FairlearnPlugin(MethodPlugin):
             f"s_p(not {d.privileged}) ≥ r² = {r * r:.4g}·s_p({d.privileged}) (training data)",
             Quantity("ratio", privileged=d.privileged), ">=", r * r, "training",
             "Agarwal et al. 2018 (fairlearn DemographicParity ratio_bound)",
-            note="promised for fairlearn's randomised rule on the training rows, up to its eps")]
+            note="promised for fairlearn's randomised rule on the training rows, up to its eps",
+            rule="randomized")]
 
 
 fairlearn_eg = FairlearnPlugin(

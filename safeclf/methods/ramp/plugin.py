@@ -26,12 +26,15 @@ class RampPlugin(RowsPlugin):
             "duality_gap": float(estimator.duality_gap_),
             "solver_seconds": float(estimator.fit_seconds_),
             "lam": float(estimator.lam_),
+            "threshold": float(estimator.threshold_),
         }
         targets = {row["name"]: row["target"] for row in estimator.constraint_values_}
         for row in estimator.constraint_values_:
             name = row["name"]
             metrics[f"train_constraint_{name}_randomized_violation"] = max(
                 0.0, -row["slack_randomized"])
+            # of the returned rule (predict's), in the linear form feasibility_tol bounds
+            metrics[f"train_constraint_{name}_violation"] = max(0.0, -row["slack"])
             metrics[f"constraint_{name}_target"] = float(row["target"])
             metrics[f"constraint_{name}_multiplier"] = row["multiplier"]
             metrics[f"constraint_{name}_active"] = float(row["multiplier"] > 0)
@@ -95,7 +98,7 @@ def _randomized_shared(est, part, part_name, info):
     names += [n for n, row in (("fairness_ratio", "groups"), ("churn", "baseline"))
               if row in part.rows]
     outputs = Outputs(y=np.asarray(part.y), pred=est.predict(part.X), classes=est.classes_,
-                      rows=part.rows, info=info, randomized=est.predict_proba(part.X)[:, 1])
+                      rows=part.rows, info=info, randomized=est.randomized_proba(part.X))
     return evaluate(names, outputs, f"{part_name}_randomized")
 
 

@@ -1,9 +1,13 @@
 """The ramp method's promises: one per dataset constraint (Goh et al. 2016, Problem 2).
 
-Without certification each constraint is promised on the training data only, for the
-randomised rule σ(f) the solver constrains; the held-out check measures the rule ``predict``
-uses. With ``certify`` (:mod:`safeclf.certify`) the same quantity carries a high-confidence
-promise from a safety test on held-back training rows.
+Each promise is about the rule ``predict`` uses (the estimator's ``prediction``): by default
+the deterministic rule 1[f(x) > 0], whose threshold ``fit`` chose on the training scores so
+that it meets the constraints (:mod:`safeclf.methods.ramp.threshold`); with ``prediction:
+randomized`` the randomised rule σ(f) Problem 2 constrains, in expectation over its draws.
+Without certification each constraint is promised on the training data only (within
+``feasibility_tol``: the training check in ``promises.csv`` says whether it holds there; a fit
+whose rule misses one has also warned); with ``certify`` (:mod:`safeclf.certify`) the same
+quantity carries a high-confidence promise from a safety test on held-back training rows.
 """
 
 from __future__ import annotations
@@ -46,13 +50,17 @@ def constraint_promises(est) -> list[Promise]:
     out = []
     for c, row in zip(est._constraints, est.constraint_values_, strict=True):
         sense = ">=" if row["sense"] == "min" else "<="
-        note = ("promised for the randomised rule σ(f) on the training rows; the check "
-                "measures predict")
+        randomized = row.get("rule") == "randomized"
+        note = ("promised for predict's randomised rule σ(f), in expectation, on the training "
+                "rows" if randomized else
+                "promised for predict (1[f(x) > 0], threshold chosen on the training scores) "
+                "on the training rows")
         if isinstance(c, BoundConstraint) and c.bound == "baseline":
             note += "; bound = the deployed model's value on the training rows"
         out.append(Promise(
             f"constraint_{c.name}", f"{c.describe()} (training data)", quantity(c), sense,
-            float(row["target"]), "training", f"{SOURCE}, {c.where}", note=note))
+            float(row["target"]), "training", f"{SOURCE}, {c.where}", note=note,
+            rule="randomized" if randomized else "predict", tolerance=float(row["tolerance"])))
     return out
 
 
