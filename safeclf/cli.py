@@ -132,6 +132,10 @@ def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, prof
     from safeclf.console import print_jobs, print_outcome
     from safeclf.runner import Options
     from safeclf.runner import run as run_spec
+    from safeclf.spec import looks_like_override
+
+    if spec is not None and looks_like_override(str(spec)):  # run --resume RUN seeds=2
+        spec, overrides = None, [str(spec), *overrides]
 
     if jobs == 0 or jobs < -1:
         from safeclf.errors import SpecError

@@ -44,5 +44,6 @@ def closest(name: str, known) -> str:
     """Return `` (did you mean 'x'?)`` for the known name nearest to ``name``, or ``''``."""
     import difflib
 
-    match = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.5)
+    match = difflib.get_close_matches(str(name), [str(k) for k in known if str(k) != str(name)],
+                                      n=1, cutoff=0.5)
     return f" (did you mean '{match[0]}'?)" if match else ""

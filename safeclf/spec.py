@@ -251,20 +251,31 @@ def parse_yaml(text: str, where: str) -> Any:
     ``where`` names the source in messages."""
     import yaml
 
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        loader = yaml.SafeLoader(text)  # the reader refuses control characters here
         node = loader.get_single_node()
         if node is None:
             return None
         _check_nodes(node, where)
         return loader.construct_document(node)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        raise SpecError(f"{where}: character U+{code:04X} at line {line}, column {column} is not "
+                        "allowed in YAML (a control character)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise SpecError(f"{where}: malformed YAML{at}: {problem}") from None
+    except RecursionError:  # the composer and constructor recurse once per level
+        raise SpecError(f"{where}: the YAML nests lists or mappings too deeply (a spec needs a "
+                        "few levels, not hundreds)") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def _check_nodes(root, where: str) -> None:
@@ -313,11 +324,14 @@ def apply_profile(data: dict[str, Any], profile: str | None) -> dict[str, Any]:
     if profile is None:
         return data
     profiles = data.get("profiles") or {}
-    if not isinstance(profiles, dict) or profile not in profiles:
-        raise SpecError(f"profiles: no profile '{profile}'{closest(profile, profiles or [])}")
+    if not isinstance(profiles, dict):
+        raise SpecError(f"profiles must be a mapping of profile names to changes, got {profiles!r}")
+    if profile not in profiles:
+        raise SpecError(f"profiles: no profile '{profile}'{closest(profile, profiles)}"
+                        f"{'' if profiles else ' (the spec defines none)'}")
     patch = profiles[profile] or {}
     if not isinstance(patch, dict):
-        raise SpecError(f"profiles.{profile} must be a mapping")
+        raise SpecError(f"profiles.{profile} must be a mapping, got {patch!r}")
     for key, value in patch.items():
         if key in ("datasets", "methods") and isinstance(value, dict):
             items = data.get(key) or []
@@ -330,6 +344,10 @@ def apply_profile(data: dict[str, Any], profile: str | None) -> dict[str, Any]:
                         f"{closest(label, labels)}"
                     )
                 i = labels.index(label)
+                if item_patch is not None and not isinstance(item_patch, dict):
+                    raise SpecError(
+                        f"profiles.{profile}.{key}.{label} must be a mapping of changes to that "
+                        f"{key[:-1]} (or null to drop it), got {item_patch!r}")
                 if item_patch is None:
                     removed.add(i)
                 else:
@@ -341,6 +359,15 @@ def apply_profile(data: dict[str, Any], profile: str | None) -> dict[str, Any]:
 
 
 _OVERRIDE_STEP = re.compile(r"([A-Za-z_][\w-]*)((?:\[-?\d+\])*)$")
+_OVERRIDE_TEXT = re.compile(r"~?[A-Za-z_][\w\-\[\].]*(=|$)")
+
+
+def looks_like_override(text: str) -> bool:
+    """Whether a command-line word is a ``key=value`` (or ``~key``) override rather than a
+    file: the parser puts the first word after ``run`` into SPEC, so ``run --resume RUN
+    seeds=2`` would read ``seeds=2`` as the spec file."""
+    m = _OVERRIDE_TEXT.match(text)
+    return bool(m) and (m.group(1) == "=" or text.startswith("~")) and not Path(text).exists()
 
 
 def apply_overrides(data: dict[str, Any], overrides) -> dict[str, Any]:

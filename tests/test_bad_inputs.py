@@ -88,7 +88,7 @@ CASES = [
     ("missing-data-file", lambda tmp: BASE.replace(
         "- dataset: iris", f"- dataset: csv\n    params: {{path: {tmp}/nope.csv, target: y}}"),
      [], 2, "data file"),
-    ("nan-in-data", _with_csv(NAN_CSV), [], 2, "NaN or infinite feature values"),
+    ("nan-in-data", _with_csv(NAN_CSV), [], 2, "feature column 'b' has an empty cell at line 3 of"),
     ("one-class", _with_csv(ONE_CLASS_CSV), [], 2, "has only one class"),
     ("missing-column", _with_csv(TWO_ROWS_CSV, target="label"), [], 2, "column 'label' is not in"),
     ("expect-unknown-metric", BASE + 'expect: [{metric: test_eror, "<=": 0.1}]\n', [], 2,

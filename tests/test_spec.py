@@ -210,3 +210,53 @@ def test_overrides_on_the_command_line_are_validated_and_recorded(cli, tiny_spec
     assert stored["seeds"] == [0] and stored["methods"][0]["params"] == {"C": 10}
     listed = cli("validate", tiny_spec, "seeds=3", "--profile", "ci")
     assert "valid; 12 jobs" in listed.stdout
+
+
+@pytest.mark.parametrize("text, message", [
+    ("name: x\x01\n", r"character U\+0001 at line 1, column 8 is not allowed in YAML"),
+    ("a:\n  - \x7f\n", r"character U\+007F at line 2, column 5"),
+    ("a: " + "[" * 3000 + "]" * 3000 + "\n", "nests lists or mappings too deeply"),
+    ("a: " + "{b: " * 3000 + "1" + "}" * 3000 + "\n", "nests lists or mappings too deeply"),
+])
+def test_yaml_the_reader_refuses_is_one_spec_error(text, message):
+    from safeclf.errors import SpecError
+    from safeclf.spec import parse_yaml
+
+    with pytest.raises(SpecError, match=message):
+        parse_yaml(text, "s.yaml")
+
+
+@pytest.mark.parametrize("profiles, message", [
+    (3, "profiles must be a mapping of profile names to changes, got 3"),
+    (["ci"], r"profiles must be a mapping of profile names to changes, got \['ci'\]"),
+    ({"ci": 3}, "profiles.ci must be a mapping, got 3"),
+    ({"ci": {"methods": {"svm": 3}}},
+     r"profiles.ci.methods.svm must be a mapping of changes to that method \(or null"),
+    ({}, r"no profile 'ci' \(the spec defines none\)$"),
+    ({"cj": {}}, r"no profile 'ci' \(did you mean 'cj'\?\)$"),
+])
+def test_profiles_of_the_wrong_shape(profiles, message):
+    from safeclf.errors import SpecError
+    from safeclf.spec import apply_profile
+
+    data = {"name": "x", "methods": [{"method": "svm"}], "profiles": profiles}
+    with pytest.raises(SpecError, match=message):
+        apply_profile(data, "ci")
+
+
+def test_closest_never_suggests_the_name_given():
+    from safeclf.errors import closest
+
+    assert closest("ci", ["ci"]) == ""
+    assert closest("ci", ["ci", "cj"]) == " (did you mean 'cj'?)"
+
+
+@pytest.mark.parametrize("word, expected", [
+    ("seeds=2", True), ("methods[0].params.C=10", True), ("~seeds", True),
+    ("datasets[0].params.path=data/x.csv", True), ("spec.yaml", False),
+    ("configs/quickstart.yaml", False), ("a b=1", False),
+])
+def test_override_words_are_told_from_spec_files(word, expected):
+    from safeclf.spec import looks_like_override
+
+    assert looks_like_override(word) is expected

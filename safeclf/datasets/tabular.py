@@ -44,14 +44,17 @@ def load_csv(
             raise DataError(f"csv: column '{col}' is not in '{path}' (columns: {list(frame.columns)})")
     y = frame[target].to_numpy()
     if frame[target].isna().any():
-        raise DataError(f"csv: target column '{target}' has empty cells in '{path}'")
+        line = _line(p, int(np.flatnonzero(frame[target].isna().to_numpy())[0]))
+        raise DataError(f"csv: target column '{target}' has empty cells in '{path}' (first at "
+                        f"line {line})")
     if group is not None and frame[group].isna().any():
-        line = int(np.flatnonzero(frame[group].isna().to_numpy())[0]) + 2
+        line = _line(p, int(np.flatnonzero(frame[group].isna().to_numpy())[0]))
         raise DataError(f"csv: group column '{group}' has empty cells in '{path}' (first at line "
                         f"{line}); give every row a group")
     cols = features or [c for c in frame.columns if c not in (target, group)]
     if not cols:
         raise DataError(f"csv: '{path}' has no feature columns besides the target and group")
+    _check_cells(frame[cols], p)
     Xf = frame[cols]
     if one_hot:
         Xf = pd.get_dummies(Xf, dtype=float)
@@ -77,6 +80,43 @@ def _header(path: Path) -> list[str]:
 
     with open(path, newline="", encoding="utf-8", errors="replace") as handle:
         return next(csv_module.reader(handle), [])
+
+
+def _line(path: Path, index: int) -> int:
+    """The line of ``path`` on which data row ``index`` (0-based, the header not counted)
+    starts, as an editor numbers it: blank lines are skipped as pandas skips them, a quoted
+    line break inside a cell counts."""
+    import csv as csv_module
+
+    with open(path, newline="", encoding="utf-8", errors="replace") as handle:
+        reader = csv_module.reader(handle)
+        start, record = 1, -1  # the header is record -1
+        for row in reader:
+            if row:
+                if record == index:
+                    return start
+                record += 1
+            start = reader.line_num + 1
+    return index + 2
+
+
+def _check_cells(features, path: Path) -> None:
+    """Refuse empty cells and infinite numbers in the feature columns (empty cells are not
+    imputed), naming the first one's column and line."""
+    import pandas as pd
+
+    numeric = features.select_dtypes("number")
+    bad = features.isna() | (numeric.isin([np.inf, -np.inf]).reindex(
+        columns=features.columns, fill_value=False))
+    if not bad.to_numpy().any():
+        return
+    row = int(np.flatnonzero(bad.to_numpy().any(axis=1))[0])
+    column = features.columns[int(np.flatnonzero(bad.iloc[row].to_numpy())[0])]
+    cell = features.iloc[row][column]
+    what = "an empty cell" if pd.isna(cell) else f"the value {cell}"
+    raise DataError(f"csv: feature column '{column}' has {what} at line {_line(path, row)} of "
+                    f"'{path}' ({int(bad.to_numpy().sum())} empty or infinite cells in all); "
+                    "fill them in or drop those rows")
 
 
 def _check_roles(header: list[str], target: str, group: str | None, features, path) -> None:
