@@ -4,15 +4,61 @@ import os as _os
 import sys as _sys
 
 
+def _user_cache() -> str:
+    """The user's cache folder: ``$XDG_CACHE_HOME``, else ``~/.cache``."""
+    return _os.environ.get("XDG_CACHE_HOME") or _os.path.join(_os.path.expanduser("~"), ".cache")
+
+
 def _numba_cache_dir() -> str:
     """numba's on-disk cache under the user's cache folder (``$XDG_CACHE_HOME/safeclf/numba``),
     never beside the installed sources (numba's default when that folder is writable)."""
-    base = _os.environ.get("XDG_CACHE_HOME") or _os.path.join(_os.path.expanduser("~"), ".cache")
-    return _os.path.join(base, "safeclf", "numba")
+    return _os.path.join(_user_cache(), "safeclf", "numba")
 
 
-# Set before any module imports numba; worker processes inherit the environment.
-_os.environ.setdefault("NUMBA_CACHE_DIR", _numba_cache_dir())
+def _writable(path: str) -> bool:
+    """Whether ``path`` is a folder this process can write in, or could be made as one: its
+    nearest existing ancestor is a writable folder (nothing is created here)."""
+    path = _os.path.abspath(path)
+    while not _os.path.lexists(path):
+        parent = _os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+    return _os.path.isdir(path) and _os.access(path, _os.W_OK | _os.X_OK)
+
+
+def _set_cache_dirs() -> None:
+    """Point numba's cache (``NUMBA_CACHE_DIR``, default :func:`_numba_cache_dir`) at a folder
+    that can be written. When it, or matplotlib's cache under the same user cache folder,
+    cannot be written (a file in the path, no permission), both go to a new private temporary
+    folder removed at exit, with a one-line warning, instead of stopping safeclf (numba fails
+    to compile cached functions without a cache, or writes beside the installed sources) or
+    printing matplotlib's own warnings. Never a shared ``/tmp`` name: numba's cache files are
+    pickles, and another user's could run code."""
+    env = _os.environ
+    wanted = {"NUMBA_CACHE_DIR": env.get("NUMBA_CACHE_DIR") or _numba_cache_dir()}
+    if not env.get("MPLCONFIGDIR"):  # matplotlib's default cache folder
+        wanted["MPLCONFIGDIR"] = _os.path.join(_user_cache(), "matplotlib")
+    env["NUMBA_CACHE_DIR"] = wanted["NUMBA_CACHE_DIR"]
+    unwritable = [name for name, path in wanted.items() if not _writable(path)]
+    if not unwritable:
+        return
+    import atexit
+    import shutil
+    import tempfile
+
+    fallback = tempfile.mkdtemp(prefix="safeclf-cache-")
+    atexit.register(shutil.rmtree, fallback, True)  # workers inherit the paths, not this hook
+    for name in unwritable:
+        env[name] = _os.path.join(fallback, name.lower())
+    _sys.stderr.write(f"warning: cache folder '{wanted[unwritable[0]]}' cannot be written (see "
+                      f"XDG_CACHE_HOME, NUMBA_CACHE_DIR); caching in '{fallback}' for this run "
+                      "only\n")
+
+
+# Set before any module imports numba or matplotlib; worker processes inherit the environment
+# (and so the fallback, without a warning of their own).
+_set_cache_dirs()
 if "numba" in _sys.modules:  # imported before safeclf: its config has already read the environment
     _sys.modules["numba"].config.CACHE_DIR = _os.environ["NUMBA_CACHE_DIR"]
 

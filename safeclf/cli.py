@@ -9,11 +9,46 @@ import sys
 from enum import Enum
 from pathlib import Path
 
+import contextlib
+
 import typer
+from typer.core import TyperGroup
 
 from safeclf import __version__
 
+
+@contextlib.contextmanager
+def _usage_errors():
+    """A usage error (unknown option, missing argument, a value of the wrong type) as one
+    ``error:`` line and its exit code (2), instead of click's usage lines and rich's box.
+    The exception classes are taken from typer's own click (vendored in recent typer)."""
+    exceptions = sys.modules[typer.BadParameter.__module__]
+    try:
+        yield
+    except getattr(exceptions, "NoArgsIsHelpError", ()):
+        raise  # no arguments at all: the help is the answer
+    except exceptions.ClickException as exc:
+        ctx = getattr(exc, "ctx", None)
+        where = f"{ctx.command_path}: " if ctx is not None else ""
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        _error_line(f"{where}{exc.format_message()}{hint}")
+        raise typer.Exit(exc.exit_code) from None
+
+
+class _OneLineUsageErrors(TyperGroup):
+    """The command group with :func:`_usage_errors` around parsing and sub-commands."""
+
+    def make_context(self, *args, **kwargs):
+        with _usage_errors():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx):
+        with _usage_errors():
+            return super().invoke(ctx)
+
+
 app = typer.Typer(
+    cls=_OneLineUsageErrors,
     no_args_is_help=True,
     help="Run, check and compare experiments with classifiers that come with a promise.",
     pretty_exceptions_enable=False,
@@ -45,6 +80,13 @@ def _console(stderr: bool = False):
     return console
 
 
+def _error_line(message: str) -> None:
+    """``error: <message>`` on stderr, on one line, the message printed verbatim."""
+    from rich.markup import escape
+
+    _console(stderr=True).print(f"[bold red]error:[/] {escape(' '.join(message.split()))}")
+
+
 def _fail(exc: BaseException) -> None:
     """Print one line for ``exc`` and exit; a traceback only with ``--debug``."""
     from rich.markup import escape
@@ -55,7 +97,7 @@ def _fail(exc: BaseException) -> None:
         raise exc
     err = _console(stderr=True)
     if isinstance(exc, SafeclfError):
-        err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        _error_line(str(exc))
         raise typer.Exit(exc.exit_code)
     message = escape(" ".join(str(exc).split()))
     err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {message} "

@@ -100,6 +100,10 @@ def compare(run_dirs: list[str | Path], metric: str | None = None,
         labels.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
     tables = [t for _, _, t in loaded]
     available = sorted(set().union(*(metric_columns(t) for t in tables)))
+    if not available:
+        raise SpecError(f"compare: no job of {'this run' if len(tables) == 1 else 'these runs'} "
+                        "ended ok, so there is no metric to compare (the 'error' column of each "
+                        "run's metrics.csv says why its jobs failed)")
     if metric is None:
         metric = "test_error" if "test_error" in available else (available or [None])[0]
     if metric not in available:
@@ -113,8 +117,10 @@ def compare(run_dirs: list[str | Path], metric: str | None = None,
                                 f"{closest(column, list(t.columns))}")
     notes = []
     oks = []
-    for t in tables:
+    for label, t in zip(labels, tables):
         ok = ok_rows(t).copy()
+        if ok.empty:
+            notes.append(f"{label}: no job ended ok ({len(t)} jobs; see its metrics.csv)")
         ok[metric] = pd.to_numeric(ok[metric], errors="coerce") if metric in ok else np.nan
         for k in keys:
             ok[k] = ok[k].astype(str)

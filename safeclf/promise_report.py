@@ -208,16 +208,20 @@ def compare(run_dirs) -> object:
     """Verdict counts and failure rates of several runs side by side, aligned by dataset,
     method, parameters and promise."""
     from safeclf.errors import SpecError
+    from safeclf.run_folder import load_run, read_table
 
     merged = None
     names = [Path(d).name for d in run_dirs]
     for name, d in zip(names, run_dirs):
+        load_run(d)  # a run folder, said as for compare
         path = Path(d) / "promises.csv"
-        if not path.exists():
+        if not path.is_file():
             raise SpecError(f"compare --promises: run '{name}' has no promises.csv")
-        import pandas as pd
-
-        s = summary(pd.read_csv(path, keep_default_na=True).assign(
+        frame = read_table(path)
+        if frame.empty:
+            raise SpecError(f"compare --promises: run '{name}' recorded no promise (no job "
+                            f"ended with a model; see '{Path(d) / 'metrics.csv'}')")
+        s = summary(frame.assign(
             beyond=lambda f: f["beyond"].map({True: True, False: False, "True": True,
                                               "False": False})))
         s = s[["dataset", "method", "params", "promise", "bound", "verdicts", "failure_rate"]]

@@ -18,6 +18,7 @@ Layout of ``runs/<YYYYMMDD-HHMMSS>-<name>/``::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -47,19 +48,66 @@ def to_markdown(frame) -> str:
     return "\n".join(lines)
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the whole new one, even
-    if the process is killed mid-write (the rename is atomic; no fsync: a killed process
-    leaves its written pages to the kernel, and power loss is not what resume guards)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+class WriteError(SafeclfError):
+    """A file of the run folder could not be written (a full disk, a quota, a read-only or
+    vanished folder); the message names the file and the reason."""
+
+    @classmethod
+    def at(cls, path: Path, exc: OSError) -> WriteError:
+        return cls(f"cannot write '{path}': {exc.strerror or exc}")
+
+
+def file_mode() -> int:
+    """The mode ``open()`` gives a new file: 0o666 less the process's umask (read from
+    ``/proc/self/status`` on Linux, so no other thread sees a changed umask)."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+@contextlib.contextmanager
+def replacing(path: Path):
+    """Yield a temporary path beside ``path`` that replaces ``path`` when the block ends
+    without error, so readers see the old file or the whole new one, even if the process is
+    killed mid-write (the rename is atomic; no fsync: a killed process leaves its written
+    pages to the kernel, and power loss is not what resume guards). The file gets the mode
+    the umask gives (``mkstemp`` alone would make it 0600); an ``OSError`` (a full disk) is a
+    :class:`WriteError` naming ``path``, and the temporary file is removed."""
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            os.fchmod(fd, file_mode())
+        finally:
+            os.close(fd)
+        yield Path(tmp)
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    except OSError as exc:
+        raise WriteError.at(path, exc) from exc
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def atomic_write(path: Path, text: str | bytes) -> None:
+    """Write ``text`` (UTF-8) or bytes to ``path`` through :func:`replacing`."""
+    data = memoryview(text.encode("utf-8") if isinstance(text, str) else text)
+    with replacing(path) as tmp:
+        fd = os.open(tmp, os.O_WRONLY | os.O_TRUNC)
+        try:
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
 
 
 def create_run_dir(out: Path, name: str, stamp: str | None = None) -> Path:
@@ -335,11 +383,10 @@ def write_tables(run_dir: Path, frame, spec=None) -> None:
     """metrics.csv, metrics.parquet, summary.csv (mean ± std of every metric) and summary.md
     (one table per method family with its headline metrics), each written atomically."""
     atomic_write(run_dir / "metrics.csv", frame.to_csv(index=False))
-    tmp = run_dir / ".metrics.parquet.tmp"
     import pyarrow.parquet as pq
 
-    pq.write_table(parquet_table(frame), tmp)
-    os.replace(tmp, run_dir / "metrics.parquet")
+    with replacing(run_dir / "metrics.parquet") as tmp:
+        pq.write_table(parquet_table(frame), tmp)
     summary = summary_table(frame)
     atomic_write(run_dir / "summary.csv", summary.to_csv(index=False))
     text = ("# Summary\n\nMean ± std over seeds and folds; `jobs` counts successful/all. Every "
@@ -385,6 +432,8 @@ def read_table(path: Path):
 
     try:
         table = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    except PermissionError:
+        raise SpecError(f"'{path}' cannot be read: permission denied") from None
     except Exception as exc:  # pyarrow and pandas raise many types for a damaged file
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise SpecError(f"'{path}' cannot be read (damaged or empty): {reason[:200]}") from None
@@ -398,9 +447,15 @@ def load_run(run_dir: str | Path):
     """``(spec_dict, manifest, table)`` of a finished run folder, for compare."""
     import yaml
 
+    from safeclf.paths import what_is
+
     path = Path(run_dir)
-    if not path.is_dir():
-        raise SpecError(f"'{run_dir}' is not a run folder (it does not exist)")
+    kind = what_is(path)
+    if kind != "a folder":
+        raise SpecError(f"'{run_dir}' is not a run folder (it "
+                        f"{'does not exist' if kind == 'missing' else 'is ' + kind})")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise SpecError(f"'{run_dir}' cannot be read: permission denied")
     table_path = path / "metrics.parquet"
     if not table_path.is_file():
         table_path = path / "metrics.csv"
@@ -409,7 +464,9 @@ def load_run(run_dir: str | Path):
             if inner:
                 raise SpecError(f"'{run_dir}' is not a run folder but holds {len(inner)} runs; "
                                 f"give them as {run_dir}/*")
-            raise SpecError(f"'{run_dir}' is not a finished run folder (no metrics table)")
+            hint = (f"; finish it with: safeclf run --resume {run_dir}"
+                    if (path / "spec.yaml").is_file() else "")
+            raise SpecError(f"'{run_dir}' is not a finished run folder (no metrics table){hint}")
     table = read_table(table_path)
     records = []
     for name, parse in (("spec.yaml", yaml.safe_load), ("manifest.json", json.loads)):

@@ -115,8 +115,10 @@ def _backend(name: str, scheduler: str | None, n_jobs: int):
     import joblib
 
     if name == "loky":
+        from safeclf.orphans import exit_with_parent
+
         workers = n_jobs if n_jobs > 0 else (joblib.cpu_count() or 1)
-        with joblib.parallel_config(backend="loky", n_jobs=n_jobs):
+        with joblib.parallel_config(backend="loky", n_jobs=n_jobs, initializer=exit_with_parent):
             yield {"workers": workers}
         return
     try:
@@ -154,7 +156,11 @@ def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=
 
     from safeclf.jobs import run_path
 
-    log = (run_dir / "run.log").open("a", encoding="utf-8")
+    log_path = run_dir / "run.log"
+    try:
+        log = log_path.open("a", encoding="utf-8")
+    except OSError as exc:
+        raise run_folder.WriteError.at(log_path, exc) from exc
     try:
         # a unit is one job, or the grid points of a path (methods[i].path), in one worker
         units = [payloads(spec, unit, run_dir) for unit in path_units(spec, jobs)]
@@ -166,12 +172,16 @@ def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=
                     f"{result.dataset} {result.method} {result.params} seed={result.seed}")
             if result.error:
                 line += f" :: {result.error}"
-            log.write(line + "\n")
-            log.flush()
+            try:
+                log.write(line + "\n")
+                log.flush()
+            except OSError as exc:
+                raise run_folder.WriteError.at(log_path, exc) from exc
             if progress is not None:
                 progress(result)
     finally:
-        log.close()
+        with contextlib.suppress(OSError):  # a full disk's error is already on its way
+            log.close()
 
 
 def finish(spec: Spec, jobs: list[Job], run_dir: Path):
@@ -199,6 +209,7 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path):
 
 def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
     """Validate, expand, run and report. Returns an :class:`Outcome` with the exit code."""
+    _check_paths(spec_path, opts)
     spec, stored = resolve(spec_path, opts)
     jobs = expand(spec)
     preflight(spec)
@@ -236,17 +247,14 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
         done = {j.id for j in jobs
                 if (r := run_folder.read_result(run_folder.result_path(run_dir, j.id))) and r.finished}
         pending = [j for j in jobs if j.id not in done]
-        try:
-            with _progress(console, len(jobs), len(done)) as tick:
-                execute(spec, pending, run_dir, opts, tick)
-        except KeyboardInterrupt as exc:
-            exc.run_dir = run_dir  # the CLI's hint names the folder to resume
-            raise
-    results, table, plot_problems, verdicts = finish(spec, jobs, run_dir)
-    failed = sum(r.failed for r in results)
-    manifest.update(end=time.strftime("%Y-%m-%dT%H:%M:%S%z"), ok=len(results) - failed,
-                    failed=failed, skipped_on_resume=len(done), plot_problems=plot_problems)
-    run_folder.write_json(run_dir / "manifest.json", manifest)
+        with _resumable(run_dir), _progress(console, len(jobs), len(done)) as tick:
+            execute(spec, pending, run_dir, opts, tick)
+    with _resumable(run_dir):
+        results, table, plot_problems, verdicts = finish(spec, jobs, run_dir)
+        failed = sum(r.failed for r in results)
+        manifest.update(end=time.strftime("%Y-%m-%dT%H:%M:%S%z"), ok=len(results) - failed,
+                        failed=failed, skipped_on_resume=len(done), plot_problems=plot_problems)
+        run_folder.write_json(run_dir / "manifest.json", manifest)
     if opts.mlflow:
         from safeclf import tracking
 
@@ -257,6 +265,34 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
     code = 1 if failed or (opts.check and unmet) else 0
     return Outcome(run_dir, jobs, results, failed, verdicts, code,
                    [f"test_{m}" for m in spec.metrics], table, spec)
+
+
+def _check_paths(spec_path: str | Path | None, opts: Options) -> None:
+    """The spec file is a readable regular file and the ``--resume`` folder a folder
+    (writable unless nothing is run), each mistake said as it is (a FIFO, a device, a symlink
+    loop); whether the folder is a run is :func:`safeclf.resume.check_run_folder`'s."""
+    from safeclf import paths
+
+    if spec_path is not None:
+        paths.require_file(spec_path, "spec file", folder_hint="give the YAML file inside it")
+    if opts.resume is not None:
+        paths.require_folder(opts.resume, "--resume:", writable=not opts.dry_run)
+
+
+@contextlib.contextmanager
+def _resumable(run_dir: Path):
+    """Once the run folder holds its spec and manifest, an interrupt or a failed write (a
+    full disk) leaves a run that ``--resume`` finishes: the records written so far are
+    complete files (each written atomically), and the message says how to go on."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        exc.run_dir = run_dir  # the CLI's hint names the folder to resume
+        raise
+    except run_folder.WriteError as exc:
+        raise run_folder.WriteError(
+            f"{exc}; the job records written before it are intact: free space, then finish the "
+            f"run with: safeclf run --resume {run_dir}") from None
 
 
 def _stored_spec(run_dir: Path) -> dict:
