@@ -127,13 +127,16 @@ def _plain(value):
     return value
 
 
-def _save_model(path, est, task: Task, dentry: dict, job: dict) -> None:
+def _save_model(path, est, task: Task, dentry: dict, job: dict, result: JobResult) -> None:
+    """Keep the fitted model with what using it needs and what it promises (the promises as
+    checked on this job's test data, and the certificate of a certified fit)."""
     from safeclf import models
 
     models.save(path, est, task.preprocessor, {
         "job": job, "dataset": dentry, "feature_names": task.info.get("feature_names"),
         "columns": task.info.get("columns"),
-        "classes": _plain(getattr(est, "classes_", None))})
+        "classes": _plain(getattr(est, "classes_", None)),
+        "promises": result.promises, "certificate": result.certification})
 
 
 def run_path(payloads: list[dict[str, Any]]) -> list[JobResult]:
@@ -202,8 +205,6 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
                 declared = None
                 result.fit_seconds = time.perf_counter() - t0
             result.solver_status, result.n_iter = solver_status.of_estimator(est)
-            if payload.get("model_path"):
-                _save_model(Path(payload["model_path"]), est, task, dentry, job)
             t0 = time.perf_counter()
             metrics: dict[str, float] = {}
             for name, part in task.parts().items():
@@ -223,6 +224,8 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
             result.promises = _plain(promises)
             result.metrics = _plain(metrics)
             result.details = _plain(report.details)
+            if payload.get("model_path"):
+                _save_model(Path(payload["model_path"]), est, task, dentry, job, result)
     except SafeclfError as exc:
         result.fail(str(exc))
     except Exception as exc:  # a job's bug must not stop the run; keep the evidence

@@ -2,14 +2,20 @@
 
 With ``save_models: true`` (or a method's ``save_model: true``) each job's fitted estimator is
 written to ``models/<job>.skops`` as a scikit-learn :class:`~sklearn.pipeline.Pipeline` of the
-preprocessing fitted on that job's training part and the estimator, in skops' format (no pickle:
-loading builds only the types it is told to trust). ``models/<job>.json`` beside it records what
-is needed to turn a new file into the same features: the dataset entry, the feature names
-after encoding, and the classes.
+preprocessing fitted on that job's training part and the estimator, in skops' format (no
+pickle). A model file is data: :mod:`safeclf.model_trust` checks every object it describes
+against the types safeclf itself writes before skops builds anything, and a model safeclf
+writes is checked the same way before it is kept, so what is saved can be loaded.
+
+``models/<job>.json`` beside it records what is needed to use the model and what it promises:
+the format and safeclf version, the estimator's class, the dataset entry, the feature columns
+and the feature names after encoding (one-hot categories), the classes, the job's promises as
+checked on its test data, and its certificate when the job was certified.
 
 :func:`predict_file` reads a CSV, encodes it as the job's ``csv`` dataset was encoded (one-hot
 columns re-aligned to the training ones), and writes the predictions (and scores or
-probabilities where the model has them).
+probabilities where the model has them); a row it cannot encode is named by its line and
+column.
 """
 
 from __future__ import annotations
@@ -22,23 +28,35 @@ import numpy as np
 
 from safeclf.errors import DataError, SpecError
 
-#: Module prefixes whose types a model file may hold besides those skops trusts by default.
-TRUSTED_PREFIXES = ("safeclf.", "sklearn.", "numpy.", "scipy.")
+#: The version of the ``models/<job>.json`` layout this safeclf writes and reads.
+MODEL_FORMAT = 1
+
+#: Keys of the metadata and the types they must have.
+_META_TYPES = {"format": int, "safeclf_version": str, "estimator": str, "dataset": dict}
 
 
 def model_paths(run_dir: Path, job: str) -> tuple[Path, Path]:
     return run_dir / "models" / f"{job}.skops", run_dir / "models" / f"{job}.json"
 
 
+def _type_path(obj) -> str:
+    return f"{type(obj).__module__}.{type(obj).__qualname__}"
+
+
 def save(path: Path, estimator, preprocessor, meta: dict[str, Any]) -> None:
-    """Write the pipeline (preprocessor, estimator) to ``path`` and ``meta`` beside it, each
-    through a temporary file and a rename."""
+    """Write the pipeline (preprocessor, estimator) to ``path`` and ``meta`` (completed with
+    the format, the safeclf version and the estimator's class) beside it, each through a
+    temporary file and a rename. The file is checked as :func:`load` will check it before it
+    is kept; a model holding an object safeclf does not load is an error here, not a file no
+    one can open later."""
     import os
     import tempfile
 
     import skops.io as sio
     from sklearn.pipeline import Pipeline
 
+    import safeclf
+    from safeclf.model_trust import check_file
     from safeclf.run_folder import atomic_write
 
     steps = ([("preprocess", preprocessor)] if preprocessor is not None else []) + [("model", estimator)]
@@ -48,39 +66,110 @@ def save(path: Path, estimator, preprocessor, meta: dict[str, Any]) -> None:
     os.close(fd)
     try:
         sio.dump(pipeline, tmp)
+        try:
+            check_file(Path(tmp))
+        except SpecError as exc:
+            raise SpecError(f"the fitted model cannot be saved so that it loads safely: {exc}") \
+                from None
         os.replace(tmp, path)
     finally:
         Path(tmp).unlink(missing_ok=True)
+    meta = {"format": MODEL_FORMAT, "safeclf_version": safeclf.__version__,
+            "estimator": _type_path(estimator), **meta}
     atomic_write(path.with_suffix(".json"), json.dumps(meta, indent=2, default=str) + "\n")
 
 
 def load(path: Path):
-    """The pipeline in ``path``; a file holding a type outside :data:`TRUSTED_PREFIXES` (and
-    skops' defaults) is refused, since building it could run its code."""
+    """The pipeline in ``path``. Every object the file describes is checked against
+    :data:`safeclf.model_trust.TRUSTED_TYPES` before anything is built; any other file, or one
+    that is not a pipeline ending in an estimator, is refused with one line."""
     import skops.io as sio
+    from sklearn.pipeline import Pipeline
+
+    from safeclf.model_trust import check_file
 
     if not path.is_file():
         raise SpecError(f"no saved model '{path}' (run with save_models: true to keep models)")
+    trusted = check_file(path)
     try:
-        untrusted = sio.get_untrusted_types(file=path)
-    except Exception as exc:  # a damaged or foreign file
-        raise SpecError(f"'{path}' is not a readable skops model file: {type(exc).__name__}") from None
-    refused = [t for t in untrusted if not t.startswith(TRUSTED_PREFIXES)]
-    if refused:
-        raise SpecError(f"'{path}' holds types safeclf does not trust ({', '.join(refused[:5])}); "
-                        "refusing to load it")
-    return sio.load(path, trusted=untrusted)
+        pipeline = sio.load(path, trusted=trusted)
+    except Exception as exc:  # damaged arrays or a schema skops cannot follow
+        raise SpecError(f"'{path}' is not a readable safeclf model file "
+                        f"({type(exc).__name__})") from None
+    if not isinstance(pipeline, Pipeline) or not pipeline.steps \
+            or not hasattr(pipeline[-1], "predict"):
+        raise SpecError(f"'{path}' holds a {_type_path(pipeline)}, not a safeclf model (a "
+                        "pipeline ending in a fitted estimator)")
+    return pipeline
+
+
+def read_meta(meta_path: Path) -> dict[str, Any]:
+    """The metadata beside a model, checked: present, JSON, this format, the keys
+    :func:`predict_file` needs with their types."""
+    where = f"model metadata '{meta_path}'"
+    if not meta_path.is_file():
+        raise SpecError(f"{where} is missing; the model cannot be used without it (re-run the "
+                        "job with save_models: true)")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise SpecError(f"{where} is not readable JSON ({type(exc).__name__})") from None
+    if not isinstance(meta, dict):
+        raise SpecError(f"{where} is not a JSON object")
+    version = meta.get("format")
+    if version != MODEL_FORMAT:
+        raise SpecError(f"{where} has format {version!r}; this safeclf reads format "
+                        f"{MODEL_FORMAT} (saved by safeclf {meta.get('safeclf_version', '?')})")
+    for key, kind in _META_TYPES.items():
+        if not isinstance(meta.get(key), kind):
+            raise SpecError(f"{where}: '{key}' is missing or not a {kind.__name__}")
+    if meta["dataset"].get("dataset") != "csv":
+        raise SpecError(f"--job: the job's dataset is '{meta['dataset'].get('dataset')}'; "
+                        "predict reads new rows for csv datasets only")
+    for key in ("feature_names", "columns"):
+        value = meta.get(key)
+        if not (isinstance(value, list) and all(isinstance(c, str) for c in value)) \
+                and not (key == "columns" and value is None):
+            raise SpecError(f"{where}: '{key}' is missing or not a list of names")
+    return meta
+
+
+def _check_model_matches(pipeline, meta: dict[str, Any], path: Path) -> None:
+    """The model file and its metadata belong together."""
+    est = pipeline[-1]
+    if _type_path(est) != meta["estimator"]:
+        raise SpecError(f"model '{path}' holds a {_type_path(est)}, but its metadata names a "
+                        f"{meta['estimator']}; the two files do not belong together")
+    n_in = getattr(pipeline[0], "n_features_in_", None)
+    if n_in is not None and n_in != len(meta["feature_names"]):
+        raise SpecError(f"model '{path}' takes {n_in} features, but its metadata names "
+                        f"{len(meta['feature_names'])}; the two files do not belong together")
+
+
+def _line(index) -> int:
+    """The CSV line of a data row (line 1 is the header)."""
+    return int(index) + 2
+
+
+def _first_bad(mask, frame, where: str, what) -> None:
+    """Raise naming the first cell of ``mask`` (a boolean frame over some of ``frame``'s
+    columns): its column, its CSV line, and ``what(column, value)`` said of it."""
+    if mask.empty or not mask.to_numpy().any():
+        return
+    rows = np.flatnonzero(mask.to_numpy().any(axis=1))
+    col = mask.columns[int(np.flatnonzero(mask.iloc[rows[0]].to_numpy())[0])]
+    value = frame[col].iloc[rows[0]]
+    more = f" ({len(rows)} rows in all)" if len(rows) > 1 else ""
+    raise DataError(f"{where}: column '{col}' at line {_line(frame.index[rows[0]])} "
+                    f"{what(col, value)}{more}")
 
 
 def _features(frame, meta: dict[str, Any], where: str):
     """The new rows encoded like the job's training data."""
     import pandas as pd
 
-    entry = meta["dataset"]
-    if entry.get("dataset") != "csv":
-        raise SpecError(f"--data: the job's dataset is '{entry.get('dataset')}'; predict reads new "
-                        "rows for csv datasets only")
-    params = entry.get("params") or {}
+    params = meta["dataset"].get("params") or {}
+    names = meta["feature_names"]
     drop = [c for c in (params.get("target"), params.get("group")) if c and c in frame.columns]
     cols = meta.get("columns") or params.get("features") or [c for c in frame.columns
                                                             if c not in drop]
@@ -89,21 +178,42 @@ def _features(frame, meta: dict[str, Any], where: str):
         raise DataError(f"{where}: column '{missing[0]}' used in training is missing "
                         f"(columns: {list(frame.columns)})")
     X = frame[cols]
+    _first_bad(X.isna(), frame, where, lambda c, v: "is empty")
+    numeric = [c for c in cols if c in names]  # encoded as themselves in training
+    as_numbers = X[numeric].apply(pd.to_numeric, errors="coerce")
+    _first_bad(as_numbers.isna(), frame, where, lambda c, v: f"holds {str(v)[:40]!r}, not a number")
+    _first_bad(~np.isfinite(as_numbers.astype(float)), frame, where, lambda c, v: f"holds {v}")
     if params.get("one_hot", True):
+        categorical = [c for c in cols if c not in names]
+        unseen = pd.DataFrame({c: ~X[c].astype(str).radd(f"{c}_").isin(names)
+                               for c in categorical}, index=X.index)
+
+        def _unseen(col, value):
+            seen = [n.removeprefix(f"{col}_") for n in names if n.startswith(f"{col}_")]
+            return (f"holds {str(value)[:40]!r}, a category not seen in training (seen: "
+                    f"{', '.join(seen[:8])}{', ...' if len(seen) > 8 else ''})")
+
+        _first_bad(unseen, frame, where, _unseen)
         X = pd.get_dummies(X, dtype=float)
-    names = meta["feature_names"]
-    unknown = [c for c in X.columns if c not in names]
-    if unknown:
-        raise DataError(f"{where}: '{unknown[0]}' was not seen in training (a new column or "
-                        "category)")
     X = X.reindex(columns=names, fill_value=0.0)
-    try:
-        values = X.to_numpy(dtype=float)
-    except ValueError:
-        raise DataError(f"{where}: non-numeric values in numeric feature columns") from None
-    if not np.isfinite(values).all():
-        raise DataError(f"{where}: empty or non-finite feature values")
-    return values
+    return X.to_numpy(dtype=float)
+
+
+def _check_out(out: Path) -> None:
+    """``--out`` can be written: not a folder, in a folder that exists and is writable."""
+    import os
+
+    from safeclf.paths import what_is
+
+    kind = what_is(out)
+    if kind not in ("missing", "a regular file"):
+        raise SpecError(f"--out '{out}' is {kind}; give the path of a CSV file to write")
+    parent = Path(out).parent
+    if what_is(parent) != "a folder":
+        raise SpecError(f"--out: folder '{parent}' does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (kind == "a regular file"
+                                                     and not os.access(out, os.W_OK)):
+        raise SpecError(f"--out '{out}' cannot be written: permission denied")
 
 
 def predict_file(run_dir: Path, job: str, data: Path, out: Path) -> int:
@@ -112,9 +222,11 @@ def predict_file(run_dir: Path, job: str, data: Path, out: Path) -> int:
     Returns the number of rows."""
     import pandas as pd
 
+    from safeclf.paths import require_file
     from safeclf.run_folder import atomic_write
 
     run_dir = Path(run_dir)
+    _check_out(Path(out))
     path, meta_path = model_paths(run_dir, job)
     if not path.is_file():
         saved = sorted(p.stem for p in (run_dir / "models").glob("*.skops")) \
@@ -122,10 +234,10 @@ def predict_file(run_dir: Path, job: str, data: Path, out: Path) -> int:
         raise SpecError(f"--job: no saved model for job '{job}' in '{run_dir}'"
                         + (f" (saved: {', '.join(saved[:8])})" if saved else
                            " (the run saved no models; set save_models: true)"))
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta = read_meta(meta_path)
     pipeline = load(path)
-    if not Path(data).is_file():
-        raise DataError(f"--data: '{data}' does not exist")
+    _check_model_matches(pipeline, meta, path)
+    require_file(data, "--data")
     try:
         frame = pd.read_csv(data)
     except Exception as exc:
@@ -146,5 +258,8 @@ def predict_file(run_dir: Path, job: str, data: Path, out: Path) -> int:
         score = np.asarray(pipeline.decision_function(X))
         if score.ndim == 1:
             result["score"] = score
-    atomic_write(Path(out), result.to_csv(index=False))
+    try:
+        atomic_write(Path(out), result.to_csv(index=False))
+    except OSError as exc:
+        raise SpecError(f"--out '{out}' cannot be written: {exc.strerror or exc}") from None
     return len(result)

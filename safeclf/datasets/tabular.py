@@ -19,13 +19,17 @@ def load_csv(
     privileged: str | int | None = None,
     features: list[str] | None = None,
     one_hot: bool = True,
+    group_as_feature: bool = False,
 ):
     """Read ``path`` (relative to the spec's folder); ``target`` is the label column, ``group``
     (optional) a column of group labels kept in ``rows["groups"]`` (not used as a feature),
     ``privileged`` the value of ``group`` that marks the privileged group (kept in
     ``info["privileged_group"]`` for the fairness figures), ``features`` the feature columns
-    (default: all others). Non-numeric feature columns are one-hot encoded when ``one_hot`` is
-    true; empty cells are an error, not silently imputed."""
+    (default: all others), ``group_as_feature`` also uses the group column as a feature (a
+    method that decides per group, such as group thresholds, needs it at prediction).
+    Non-numeric feature columns are one-hot encoded when ``one_hot`` is true; empty cells are an
+    error, not silently imputed; a column named twice in the header, the target or group among
+    the features, or a group equal to the target is refused."""
     import pandas as pd
 
     p = Path(path)
@@ -51,7 +55,11 @@ def load_csv(
         line = _line(p, int(np.flatnonzero(frame[group].isna().to_numpy())[0]))
         raise DataError(f"csv: group column '{group}' has empty cells in '{path}' (first at line "
                         f"{line}); give every row a group")
-    cols = features or [c for c in frame.columns if c not in (target, group)]
+    cols = list(features or [c for c in frame.columns if c not in (target, group)])
+    if group_as_feature:
+        if group is None:
+            raise DataError("csv: 'group_as_feature' needs 'group' to name the group column")
+        cols.append(group)
     if not cols:
         raise DataError(f"csv: '{path}' has no feature columns besides the target and group")
     _check_cells(frame[cols], p)
@@ -134,8 +142,10 @@ def _check_roles(header: list[str], target: str, group: str | None, features, pa
     for i, name in enumerate(features or []):
         if name in (target, group):
             role = "target" if name == target else "group"
+            hint = ("; set group_as_feature: true to use the group as a feature"
+                    if role == "group" else "")
             raise DataError(f"csv: features[{i}] is '{name}', the {role} column; a {role} "
-                            "cannot be a feature")
+                            f"is not listed as a feature{hint}")
 
 
 csv = DatasetPlugin("csv", load_csv, "a CSV file: target column, optional group column",
