@@ -179,10 +179,6 @@ def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, prof
     if spec is not None and looks_like_override(str(spec)):  # run --resume RUN seeds=2
         spec, overrides = None, [str(spec), *overrides]
 
-    if jobs == 0 or jobs < -1:
-        from safeclf.errors import SpecError
-
-        raise SpecError(f"--jobs must be a positive number of workers or -1, got {jobs}")
     opts = Options(jobs=jobs, out=out, name=name, resume=resume, dry_run=dry_run,
                    backend=backend, scheduler=scheduler, check=check, profile=profile,
                    overrides=overrides, mlflow=mlflow, mlflow_experiment=mlflow_experiment,
@@ -256,15 +252,26 @@ def validate(
     spec: Path = typer.Argument(..., help="The experiment spec (YAML)."),
     overrides: list[str] | None = typer.Argument(None, help="key=value overrides, as for run."),
     profile: str | None = typer.Option(None, "--profile", help="Apply profiles.<name>."),
+    jobs: int | None = typer.Option(None, "--jobs", "-j", help="Check a run's --jobs."),
+    out: Path | None = typer.Option(None, "--out", help="Check a run's --out folder."),
+    name: str | None = typer.Option(None, "--name", help="Check a run's --name."),
+    backend: Backend = typer.Option(Backend.loky, "--backend", help="loky (local) or dask."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="Check a Dask address."),
+    mlflow: str | None = typer.Option(None, "--mlflow", help="Check an MLflow tracking URI."),
+    mlflow_experiment: str | None = typer.Option(None, "--mlflow-experiment"),
 ):
     """Check a spec without running it: the same checks as ``run --dry-run`` (each dataset is
-    loaded once; groups, needs, expectation and plot metrics are checked); nothing is written."""
+    loaded once; groups, needs, expectation and plot metrics are checked), and the run options
+    given; nothing is written."""
 
     def _validate():
         from safeclf.runner import Options
         from safeclf.runner import run as run_spec
 
-        outcome = run_spec(spec, Options(dry_run=True, profile=profile, overrides=overrides or []))
+        outcome = run_spec(spec, Options(
+            dry_run=True, profile=profile, overrides=overrides or [], jobs=jobs, out=out,
+            name=name, backend=backend.value, scheduler=scheduler, mlflow=mlflow,
+            mlflow_experiment=mlflow_experiment))
         s = outcome.spec
         typer.echo(f"{spec}: valid; {len(outcome.jobs)} jobs ({len(s.datasets)} datasets, "
                    f"{len(s.methods)} methods, {len(s.seeds)} seeds)")

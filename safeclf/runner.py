@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from safeclf import registry, run_folder
+from safeclf import registry, run_folder, run_options
 from safeclf.errors import SafeclfError, SpecError
 from safeclf.preflight import preflight
 from safeclf.result import JobResult
@@ -209,6 +209,7 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path):
 
 def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
     """Validate, expand, run and report. Returns an :class:`Outcome` with the exit code."""
+    run_options.check(opts)
     _check_paths(spec_path, opts)
     spec, stored = resolve(spec_path, opts)
     jobs = expand(spec)

@@ -143,8 +143,14 @@ class Expectation(_Strict):
         raise AssertionError("validated to have one condition")
 
 
+#: A run name: it names the run folder ``<YYYYmmdd-HHMMSS>-<name>`` (a file name has at most
+#: 255 bytes on common file systems; a name is for reading, so well below that).
+NAME_PATTERN = r"^[A-Za-z0-9_.-]+$"
+MAX_NAME = 100
+
+
 class Spec(_Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    name: str = Field(pattern=NAME_PATTERN, max_length=MAX_NAME)
     description: str | None = None
     seeds: list[int] = Field(default_factory=lambda: [0])
     datasets: list[DatasetEntry] = Field(min_length=1)

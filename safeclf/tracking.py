@@ -31,9 +31,73 @@ def require() -> None:
         raise SafeclfError("--mlflow needs the mlflow extra: pip install 'safeclf[mlflow]'") from None
 
 
+#: Schemes MLflow's tracking client takes: its file store, its REST server, its SQL stores.
+SCHEMES = ("file", "http", "https", "sqlite", "postgresql", "mysql", "mssql", "databricks")
+
+#: Seconds to wait for an MLflow server's answer, before the run and while logging.
+TIMEOUT = 5
+
+
+def check_uri(uri: str) -> None:
+    """Before anything runs: ``uri`` is a folder (or file: URI) that is or can become a folder,
+    an SQL store, or a server that answers within :data:`TIMEOUT` seconds; raises
+    :class:`SpecError` naming ``--mlflow``."""
+    from urllib.parse import urlsplit
+
+    if not uri.strip():
+        raise SpecError("--mlflow must not be empty: give a folder or an http(s):// URI")
+    scheme = urlsplit(uri).scheme if "://" in uri or uri.startswith("file:") else ""
+    if scheme and scheme.split("+")[0] not in SCHEMES:
+        raise SpecError(f"--mlflow: unsupported URI scheme '{scheme}' in '{uri}' (give a folder, "
+                        "file:, http(s):, or a database URI such as sqlite:///mlflow.db)")
+    if scheme in ("", "file"):
+        _check_store_folder(Path(urlsplit(uri).path) if scheme else Path(uri), uri)
+    elif scheme in ("http", "https"):
+        _check_server(uri)
+
+
+def _check_store_folder(path: Path, uri: str) -> None:
+    from safeclf.paths import what_is
+
+    kind = what_is(path)
+    if kind == "a folder":
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise SpecError(f"--mlflow: folder '{path}' is not writable")
+        return
+    if kind != "missing":
+        raise SpecError(f"--mlflow: '{uri}' is {kind}; MLflow's file store is a folder")
+    parent = path.absolute().parent
+    while what_is(parent) == "missing" and parent != parent.parent:
+        parent = parent.parent
+    if what_is(parent) != "a folder" or not os.access(parent, os.W_OK | os.X_OK):
+        raise SpecError(f"--mlflow: cannot create the store folder '{path}' ('{parent}' is not a "
+                        "writable folder)")
+
+
+def _check_server(uri: str) -> None:
+    """The server answers ``GET /health`` (MLflow's liveness endpoint) within the timeout."""
+    import urllib.error
+    import urllib.request
+
+    url = uri.rstrip("/") + "/health"
+    try:
+        with urllib.request.urlopen(url, timeout=TIMEOUT) as response:  # noqa: S310 (http(s) only)
+            response.read(64)
+    except urllib.error.HTTPError as exc:
+        raise SpecError(f"--mlflow: '{uri}' answers HTTP {exc.code} at /health; is it an MLflow "
+                        "tracking server?") from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise SpecError(f"--mlflow: no MLflow server answers at '{uri}' within {TIMEOUT} s "
+                        f"({' '.join(str(reason).split())[:120]})") from None
+
+
 def _client(uri: str):
     from mlflow.tracking import MlflowClient
 
+    # a server that stops answering mid-run: a few seconds, not MLflow's minutes of retries
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", str(TIMEOUT))
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "1")
     if "://" not in uri or uri.startswith("file:"):
         # a local folder: MLflow keeps its file store only on request (it prefers a database)
         os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")

@@ -91,6 +91,8 @@ def _what(err: dict) -> str:
     if kind == "too_short":
         return "must not be empty" if ctx.get("min_length") == 1 else (
             f"must have at least {ctx.get('min_length')} items")
+    if kind == "string_too_long":
+        return f"must be at most {ctx.get('max_length')} characters long"
     if kind == "string_pattern_mismatch":
         return f"must match the pattern {ctx.get('pattern')!r}"
     if kind in ("value_error", "assertion_error"):
@@ -130,7 +132,10 @@ def explain(exc: ValidationError, data: Any, prefix: str = "", known_keys=None) 
             or (got is None and err["type"] != "none_required"):
         tail = ""
     else:
-        tail = f", got {got!r}"
+        shown = repr(got)
+        if len(shown) > 80:  # a value the user can see at the place named, not a screenful
+            shown = f"{shown[:60]}… ({len(got) if isinstance(got, str) else len(shown)} characters)"
+        tail = f", got {shown}"
     return (f"{where} {what}{tail}" if where else f"{what}{tail}") + hint
 
 

@@ -3,6 +3,8 @@ traceback, and nothing is written."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 BASE = """
@@ -140,20 +142,36 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_bad_input_gives_one_line_and_exit_code(case, tmp_path, cli):
-    _, text, extra, code, fragment = case
+def run_and_validate(cli, tmp_path, text, extra, code, fragment) -> str:
+    """The harness of the catalogues: ``run SPEC --out DIR [extra]`` (``extra`` may name its
+    own ``--out``) exits ``code`` with exactly one stderr line, ``error: ...`` holding
+    ``fragment``, no traceback and nothing written under the output folder; ``validate`` with
+    the same arguments gives the same exit code and stderr. ``text`` is the spec, or
+    ``text(tmp_path)`` makes it. Returns the line."""
     spec = tmp_path / "spec.yaml"
     spec.write_text(text(tmp_path) if callable(text) else text)
     out = tmp_path / "runs"
-    result = cli("run", spec, "--out", out, *extra)
+    args = [*extra] if "--out" in extra else ["--out", out, *extra]
+    out = Path(args[args.index("--out") + 1])
+    before = sorted(out.rglob("*")) if out.is_dir() else None
+    result = cli("run", spec, *args)
     assert result.exit_code == code, result.output
     assert "Traceback" not in result.output
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ")
     assert fragment in " ".join(result.stderr.split()), result.stderr
-    assert not out.exists() or not any(out.iterdir()), "a bad input must not leave a run folder"
+    after = sorted(out.rglob("*")) if out.is_dir() else None
+    assert after == before or (before is None and after == []), "a bad input must write nothing"
+    validated = cli("validate", spec, *args)
+    assert (validated.exit_code, validated.stderr) == (result.exit_code, result.stderr)
+    return lines[0]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_gives_one_line_and_exit_code(case, tmp_path, cli):
+    _, text, extra, code, fragment = case
+    run_and_validate(cli, tmp_path, text, extra, code, fragment)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if not c[2]], ids=[c[0] for c in CASES if not c[2]])
