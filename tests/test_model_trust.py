@@ -274,3 +274,85 @@ def test_model_metadata_is_checked(case, good, tmp_path, cli, marker):
             meta["dataset"] = {"dataset": "iris"}
         meta_path.write_text(json.dumps(meta))
     _refused(_predict(cli, tmp_path, good["run"]), tmp_path, marker, fragment)
+
+
+def _special(tmp_path, kind):
+    """A path of ``kind``: a folder, a FIFO, a symlink loop, a character device."""
+    import os
+
+    path = tmp_path / f"special-{kind}"
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "loop":
+        os.symlink(path, path)
+    else:
+        return "/dev/null"
+    return path
+
+
+DATA_CASES = {
+    "empty-cell": ("a,b\n1,\n", "column 'b' at line 2 is empty"),
+    "nan-word": ("a,b\n1,2\n3,nan\n", "column 'b' at line 3 is empty"),
+    "empty-cells-counted": ("a,b\n1,2\n,3\n,4\n", "column 'a' at line 3 is empty (2 rows in all)"),
+    "non-numeric": ("a,b\n1,2\n1,x\n", "column 'b' at line 3 holds 'x', not a number"),
+    "inf": ("a,b\n1,inf\n", "column 'b' at line 2 holds inf"),
+    "minus-inf": ("a,b\n-inf,1\n", "column 'a' at line 2 holds -inf"),
+    "missing-column": ("b\n1\n", "column 'a' used in training is missing"),
+    "header-only": ("a,b\n", "has no rows"),
+    "empty-file": ("", "cannot read"),
+    "binary": (b"\x00\xff\xfe\x00", "cannot read"),
+}
+
+
+@pytest.mark.parametrize("case", list(DATA_CASES))
+def test_predict_names_the_bad_row_and_column(case, good, tmp_path, cli, marker):
+    content, fragment = DATA_CASES[case]
+    data = tmp_path / "new.csv"
+    data.write_bytes(content if isinstance(content, bytes) else content.encode())
+    _refused(_predict(cli, tmp_path, good["run"]), tmp_path, marker, fragment)
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "loop", "device", "missing"])
+def test_predict_data_that_is_not_a_file(kind, good, tmp_path, cli, marker):
+    data = tmp_path / "absent.csv" if kind == "missing" else _special(tmp_path, kind)
+    result = cli("predict", good["run"], "--job", "j", "--data", data, "--out",
+                 tmp_path / "out.csv")
+    what = {"folder": "is a folder", "fifo": "FIFO", "loop": "symlink loop",
+            "device": "character device", "missing": "does not exist"}[kind]
+    _refused(result, tmp_path, marker, what)
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "loop", "device", "parent-missing",
+                                  "parent-a-file"])
+def test_predict_out_that_cannot_be_written(kind, good, tmp_path, cli, marker):
+    if kind == "parent-missing":
+        out = tmp_path / "nowhere" / "out.csv"
+    elif kind == "parent-a-file":
+        (tmp_path / "a-file").write_text("mine\n")
+        out = tmp_path / "a-file" / "out.csv"
+    else:
+        out = _special(tmp_path, kind)
+    result = cli("predict", good["run"], "--job", "j", "--data", tmp_path / "new.csv",
+                 "--out", out)
+    _refused(result, tmp_path, marker, "--out")
+    if kind == "parent-a-file":
+        assert (tmp_path / "a-file").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("case", ["unknown-job", "run-missing", "run-a-file", "no-models"])
+def test_predict_on_a_job_without_a_model(case, good, tmp_path, cli, marker):
+    run, job = good["run"], "j"
+    if case == "unknown-job":
+        job = "nope"
+    elif case == "run-missing":
+        run = tmp_path / "absent"
+    elif case == "run-a-file":
+        run = tmp_path / "new.csv"
+    else:
+        run = tmp_path / "empty-run"
+        run.mkdir()
+    result = cli("predict", run, "--job", job, "--data", tmp_path / "new.csv",
+                 "--out", tmp_path / "out.csv")
+    _refused(result, tmp_path, marker, "no saved model for job")
