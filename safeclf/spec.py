@@ -26,6 +26,10 @@ from safeclf.errors import SpecError, closest
 OPS = ("<=", "<", ">=", ">")
 BUILTIN_PLOT_KEYS = {"bar": ("metric",), "scatter": ("x", "y"), "line": ("x", "y")}
 AGGS = ("mean", "median", "min", "max", "std", "count")
+#: A profile's key saying, per full-profile expectation the profile leaves out or replaces,
+#: why (``omitted: {"expect[4]": "needs fairlearn, which CI does not install"}``); it is not
+#: merged into the spec (tests/test_config_profiles.py reads it)
+OMITTED = "omitted"
 
 
 class _Strict(BaseModel):
@@ -161,6 +165,18 @@ class Spec(_Strict):
     expect: list[Expectation] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
     save_models: bool = False  # write each fitted model to models/<job>.skops
+
+    @field_validator("profiles")
+    @classmethod
+    def _omitted(cls, v):
+        for name, patch in v.items():
+            why = patch.get(OMITTED)
+            if why is not None and not (isinstance(why, dict) and all(
+                    isinstance(k, str) and re.fullmatch(r"expect\[\d+\]", k)
+                    and isinstance(r, str) and r.strip() for k, r in why.items())):
+                raise ValueError(f"{name}.{OMITTED} must map 'expect[i]' (an expectation of "
+                                 "the full spec) to the reason this profile leaves it out")
+        return v
 
     @field_validator("seeds", mode="before")
     @classmethod
@@ -339,6 +355,8 @@ def apply_profile(data: dict[str, Any], profile: str | None) -> dict[str, Any]:
     if not isinstance(patch, dict):
         raise SpecError(f"profiles.{profile} must be a mapping, got {patch!r}")
     for key, value in patch.items():
+        if key == OMITTED:  # reasons, not a patch (validated with the spec's profiles)
+            continue
         if key in ("datasets", "methods") and isinstance(value, dict):
             items = data.get(key) or []
             labels = [it.get("name") or it.get(key[:-1]) for it in items if isinstance(it, dict)]
