@@ -5,11 +5,10 @@ Heavy libraries are imported inside the commands so ``safeclf --help`` stays fas
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from enum import Enum
 from pathlib import Path
-
-import contextlib
 
 import typer
 from typer.core import TyperGroup

@@ -3,6 +3,7 @@ after SIGKILL, Dask, determinism."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -250,6 +251,73 @@ def test_resume_after_sigkill_gives_the_uninterrupted_rows(write_spec, tmp_path)
     assert manifest["skipped_on_resume"] >= n_before - 2  # records in flight may be rewritten
     table = pd.read_csv(run / "metrics.csv")
     pd.testing.assert_frame_equal(table.drop(columns=TIMING), reference.drop(columns=TIMING))
+
+
+def _children_by_parent() -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            out.setdefault(ppid, []).append(int(entry.name))
+    return out
+
+
+def _descendants(pid: int) -> list[int]:
+    children, out, todo = _children_by_parent(), [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting for a reaper (the container's init may not reap)."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes from /proc")
+def test_sigkilled_run_leaves_no_worker_behind(write_spec, tmp_path):
+    """Only the parent is killed (not its process group): its loky workers and resource
+    trackers must end by themselves, within 10 s, and leave nothing in /dev/shm."""
+    spec = write_spec(SLOW)
+    victim = _safeclf("run", spec, "--out", tmp_path / "runs", "-j", "2")
+    try:
+        deadline = time.time() + 120
+        workers: list[int] = []
+        while time.time() < deadline and victim.poll() is None:
+            family = _descendants(victim.pid)
+            workers = [p for p in family if "loky" in _cmdline(p) and "popen" in _cmdline(p)]
+            if len(workers) >= 2 and list((tmp_path / "runs").glob("*/results/*.json")):
+                break
+            time.sleep(0.1)
+        assert len(workers) >= 2 and victim.poll() is None, "no loky workers to orphan"
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait(timeout=30)
+        deadline = time.time() + 10
+        while time.time() < deadline and any(_alive(p) for p in family):
+            time.sleep(0.2)
+        left = {p: _cmdline(p) for p in family if _alive(p)}
+        assert not left, f"alive 10 s after the parent was killed: {left}"
+        shm = Path("/dev/shm")
+        if shm.is_dir():
+            assert not [p.name for p in shm.iterdir() if str(victim.pid) in p.name]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(victim.pid, signal.SIGKILL)  # whatever a failure left behind
 
 
 def test_resume_refuses_another_spec(cli, tiny_spec, write_spec, tmp_path):
