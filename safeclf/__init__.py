@@ -63,3 +63,28 @@ if "numba" in _sys.modules:  # imported before safeclf: its config has already r
     _sys.modules["numba"].config.CACHE_DIR = _os.environ["NUMBA_CACHE_DIR"]
 
 __version__ = "0.1.0"
+
+#: The public Python API, imported on first use so that ``import safeclf`` (and the command
+#: line's start-up) stays cheap: name -> module defining it.
+_LAZY = {"run": "safeclf.api", "load_run": "safeclf.api", "Run": "safeclf.api",
+         "read_spec": "safeclf.api", "Spec": "safeclf.spec", "SafeclfError": "safeclf.errors",
+         "SpecError": "safeclf.errors", "DataError": "safeclf.errors"}
+
+__all__ = ["DataError", "Run", "SafeclfError", "Spec", "SpecError", "__version__", "estimators",
+           "load_run", "read_spec", "run"]
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name == "estimators":
+        return importlib.import_module("safeclf.estimators")
+    if name not in _LAZY:
+        raise AttributeError(f"module 'safeclf' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

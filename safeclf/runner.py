@@ -53,7 +53,7 @@ class Outcome:
     spec: Spec | None = None  # the spec that was run (profile and overrides applied)
 
 
-def resolve(spec_path: str | Path | None, opts: Options) -> tuple[Spec, Spec | None]:
+def resolve(spec_path: str | Path | Spec | None, opts: Options) -> tuple[Spec, Spec | None]:
     """The spec to run, and the one stored in the run folder when resuming (else ``None``).
     From the file (profile applied), or, when resuming, the run's own; a spec given with
     ``--resume`` must describe the same jobs and metrics, and its expectations and plots (which
@@ -68,7 +68,8 @@ def resolve(spec_path: str | Path | None, opts: Options) -> tuple[Spec, Spec | N
         if opts.overrides and spec_path is None:
             raise SpecError("key=value overrides apply to a spec file: give SPEC with --resume")
         if spec_path is not None:
-            given = load_spec(spec_path, opts.profile, overrides=opts.overrides)
+            given = spec_path if isinstance(spec_path, Spec) else \
+                load_spec(spec_path, opts.profile, overrides=opts.overrides)
             same_jobs = [j.id for j in expand(given)] == [j.id for j in expand(spec)]
             if not same_jobs or given.metrics != spec.metrics:
                 raise SpecError(
@@ -80,7 +81,9 @@ def resolve(spec_path: str | Path | None, opts: Options) -> tuple[Spec, Spec | N
         return spec, spec
     if spec_path is None:
         raise SpecError("give a spec file, or --resume RUN_DIR")
-    spec = load_spec(spec_path, opts.profile, overrides=opts.overrides)
+    # a Spec comes from the Python API, already profiled, overridden and checked
+    spec = spec_path if isinstance(spec_path, Spec) else \
+        load_spec(spec_path, opts.profile, overrides=opts.overrides)
     if opts.name:
         spec.name = parse(dict(spec.resolved(), name=opts.name)).name
     return spec, None
@@ -274,7 +277,7 @@ def _check_paths(spec_path: str | Path | None, opts: Options) -> None:
     loop); whether the folder is a run is :func:`safeclf.resume.check_run_folder`'s."""
     from safeclf import paths
 
-    if spec_path is not None:
+    if spec_path is not None and not isinstance(spec_path, Spec):
         paths.require_file(spec_path, "spec file", folder_hint="give the YAML file inside it")
     if opts.resume is not None:
         paths.require_folder(opts.resume, "--resume:", writable=not opts.dry_run)
