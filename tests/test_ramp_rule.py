@@ -155,16 +155,22 @@ def test_choose_keeps_zero_when_met_and_otherwise_the_best_rule_meeting_every_co
     err = np.where(y, -1.0, 1.0) / 50  # error = mean(y) + Σ err·p
     cov = np.ones(50) / 50
     coef, const = np.vstack([err, cov]), np.array([y.mean(), 0.0])
-    # coverage ≤ 1: met at t = 0, kept
-    kept = T.choose(z, coef, const, np.array([1.0]))
-    assert kept.t == 0.0 and not kept.moved
-    assert kept.objective == pytest.approx(np.mean((z > 0) != y))
-    # coverage ≤ 0.2: the brute-force best among thresholds meeting it
-    th = T.choose(z, coef, const, np.array([0.2]))
     grid = np.r_[np.sort(z) - 1e-9, np.inf]
-    best = min((const[0] + err @ (z > t), t) for t in grid if np.mean(z > t) <= 0.2)
-    assert th.moved and np.mean(z > th.t) <= 0.2
-    assert const[0] + err @ (z > th.t) == pytest.approx(best[0])
+
+    def best(cap):  # brute force: the least training error among thresholds meeting it
+        return min(np.mean((z > t) != y) for t in grid if np.mean(z > t) <= cap)
+
+    # coverage ≤ 1 (never binding): the least-error threshold; coverage ≤ 0.2: the best
+    # among thresholds meeting it
+    for cap in (1.0, 0.2):
+        th = T.choose(z, coef, const, np.array([cap]))
+        assert np.mean(z > th.t) <= cap
+        assert np.mean((z > th.t) != y) == pytest.approx(best(cap)) == pytest.approx(th.objective)
+    assert th.moved
+    # labels the solution's own sign gets right: t = 0 is kept exactly
+    kept = T.choose(z, np.vstack([np.where(z > 0, -1.0, 1.0) / 50, cov]),
+                    np.array([np.mean(z > 0), 0.0]), np.array([1.0]))
+    assert kept.t == 0.0 and not kept.moved and kept.objective == pytest.approx(0.0)
     # coverage ≤ 0.2 and ≥ 0.6 together: no threshold meets both; the least violating one
     both = T.choose(z, np.vstack([err, cov, -cov]), np.r_[const, 0.0], np.array([0.2, -0.6]))
     assert both.violation == pytest.approx(0.2, abs=0.02)

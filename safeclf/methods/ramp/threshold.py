@@ -35,19 +35,18 @@ def choose(z, coef, const, gamma) -> Threshold:
     forms ``const + coef @ p`` (row 0 the objective, rows 1..m the constraints, each ≤
     ``gamma``; :class:`~safeclf.methods.ramp.mm.Problem`'s data).
 
-    The rule at t = 0 (the solution's own sign) is kept when it meets every constraint.
-    Otherwise t moves to the rule with the smallest objective among those meeting every
-    constraint (g_j ≤ γ_j exactly, so the margin ``feasibility_tol`` is not spent), and when
-    no threshold meets them all, to the one with the smallest worst violation (ties: the
-    smaller objective); the caller reports that violation. t is placed halfway between the
-    two neighbouring distinct scores, so no training row sits on it."""
+    t is the rule with the smallest objective among those meeting every constraint
+    (g_j ≤ γ_j exactly, so the margin ``feasibility_tol`` is not spent; ties go to the rule
+    nearest the solution's own sign, t = 0, which is kept exactly when it is among them), and
+    when no threshold meets them all, the one with the smallest worst violation (ties: the
+    smaller objective); the caller reports that violation. A moved t is placed halfway
+    between the two neighbouring distinct scores, so no training row sits on it."""
     z = np.asarray(z, dtype=float)
     n = z.shape[0]
     gamma = np.asarray(gamma, dtype=float)
     now = const + coef @ (z > 0).astype(float)
-    worst_now = float(np.max(now[1:] - gamma)) if gamma.size else -np.inf
-    if worst_now <= 0.0 or n == 0:
-        return Threshold(0.0, worst_now, float(now[0]), False)
+    if n == 0:
+        return Threshold(0.0, -np.inf, float(now[0]), False)
     order = np.argsort(-z, kind="stable")
     zs = z[order]
     # values[:, k]: the forms with the k highest-scored rows positive, k = 0..n
@@ -57,14 +56,20 @@ def choose(z, coef, const, gamma) -> Threshold:
     values[:, 1:] += const[:, None]
     # a rule exists only between distinct scores: k = 0, n, and where zs[k-1] > zs[k]
     ks = np.r_[0, np.flatnonzero(zs[:-1] > zs[1:]) + 1, n]
-    viol = np.max(values[1:, ks] - gamma[:, None], axis=0)
+    viol = (np.max(values[1:, ks] - gamma[:, None], axis=0) if gamma.size
+            else np.full(ks.size, -np.inf))
     obj = values[0, ks]
+    k0 = int(np.sum(z > 0))  # the rule at t = 0 has the k0 highest scores positive
     feasible = viol <= 0.0
     if feasible.any():
-        i = np.flatnonzero(feasible)[np.argmin(obj[feasible])]
+        cand = np.flatnonzero(feasible)
+        cand = cand[obj[cand] <= obj[cand].min() + 1e-12]
+        i = cand[np.argmin(np.abs(ks[cand] - k0))]
     else:
         i = np.lexsort((obj, viol))[0]
     k = ks[i]
+    if k == k0:
+        return Threshold(0.0, float(viol[i]), float(now[0]), False)
     if k == 0:
         t = zs[0] + max(1.0, abs(zs[0]))
     elif k == n:
