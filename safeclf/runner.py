@@ -164,11 +164,13 @@ def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=
         log = log_path.open("a", encoding="utf-8")
     except OSError as exc:
         raise run_folder.WriteError.at(log_path, exc) from exc
-    try:
+    with contextlib.ExitStack() as stack:
+        stack.callback(_close_quietly, log)  # a full disk's error is already on its way
         # a unit is one job, or the grid points of a path (methods[i].path), in one worker
         units = [payloads(spec, unit, run_dir) for unit in path_units(spec, jobs)]
         stream = joblib.Parallel(return_as="generator_unordered")(
             joblib.delayed(run_path)(u) for u in units)
+        stack.callback(_stop, stream)
         for result in (r for records in stream for r in records):
             run_folder.write_json(run_folder.result_path(run_dir, result.id), result.to_record())
             line = (f"{time.strftime('%H:%M:%S')} {result.status.value:6s} {result.id} "
@@ -182,9 +184,23 @@ def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=
                 raise run_folder.WriteError.at(log_path, exc) from exc
             if progress is not None:
                 progress(result)
-    finally:
-        with contextlib.suppress(OSError):  # a full disk's error is already on its way
-            log.close()
+
+
+def _stop(stream) -> None:
+    """Close joblib's result generator (on the way out of an error, such as a full disk), so
+    it stops dispatching here and not from its callbacks at interpreter exit, which print
+    tracebacks; its warning about the cancelled tasks is not for the user (they run again on
+    ``--resume``)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*tasks which were still being processed")
+        stream.close()
+
+
+def _close_quietly(file) -> None:
+    with contextlib.suppress(OSError):
+        file.close()
 
 
 def finish(spec: Spec, jobs: list[Job], run_dir: Path):
@@ -259,6 +275,11 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
         manifest.update(end=time.strftime("%Y-%m-%dT%H:%M:%S%z"), ok=len(results) - failed,
                         failed=failed, skipped_on_resume=len(done), plot_problems=plot_problems)
         run_folder.write_json(run_dir / "manifest.json", manifest)
+        from safeclf import report
+
+        if problems := report.write(run_dir):  # report.html, read back from the folder
+            manifest["plot_problems"] += problems
+            run_folder.write_json(run_dir / "manifest.json", manifest)
     if opts.mlflow:
         from safeclf import tracking
 

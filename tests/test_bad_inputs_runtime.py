@@ -484,14 +484,18 @@ def _fail_parquet(monkeypatch):
     monkeypatch.setattr(pq, "write_table", write_table)
 
 
-FULL_DISK = [  # (id, how the disk fills, records written before it)
-    ("at-the-third-record", lambda mp: _fail_writes(
-        mp, lambda path: os.path.basename(os.path.dirname(path)) == "results", 2), 2),
-    ("at-metrics-csv", lambda mp: _fail_writes(mp, _table_named("metrics.csv")), 4),
-    ("at-metrics-parquet", _fail_parquet, 4),
-    ("at-summary-md", lambda mp: _fail_writes(mp, _table_named("summary.md")), 4),
-    ("at-promises-csv", lambda mp: _fail_writes(mp, _table_named("promises.csv")), 4),
-    ("at-the-final-manifest", lambda mp: _fail_writes(mp, _table_named("manifest.json"), 1), 4),
+def _records(path):
+    return os.path.basename(os.path.dirname(path)) == "results"
+
+
+FULL_DISK = [  # (id, how the disk fills, records written before it, workers)
+    ("at-the-third-record", lambda mp: _fail_writes(mp, _records, 2), 2, 1),
+    ("at-the-third-record-two-workers", lambda mp: _fail_writes(mp, _records, 2), 2, 2),
+    ("at-metrics-csv", lambda mp: _fail_writes(mp, _table_named("metrics.csv")), 4, 1),
+    ("at-metrics-parquet", _fail_parquet, 4, 1),
+    ("at-summary-md", lambda mp: _fail_writes(mp, _table_named("summary.md")), 4, 1),
+    ("at-promises-csv", lambda mp: _fail_writes(mp, _table_named("promises.csv")), 4, 1),
+    ("at-the-final-manifest", lambda mp: _fail_writes(mp, _table_named("manifest.json"), 1), 4, 1),
 ]
 
 
@@ -500,13 +504,13 @@ FULL_DISK = [  # (id, how the disk fills, records written before it)
 def test_full_disk_leaves_a_resumable_run(case, cli, tmp_path, monkeypatch):
     from safeclf.result import JobResult
 
-    _, fill, n_records = case
+    _, fill, n_records, workers = case
     spec = tmp_path / "spec.yaml"
     spec.write_text(CATALOGUE_SPEC)
     out = tmp_path / "runs"
     with monkeypatch.context() as full:
         fill(full)
-        result = cli("run", spec, "--out", out, "-j", "1")
+        result = cli("run", spec, "--out", out, "-j", workers)
     (run,) = out.iterdir()
     line = _one_error_line(result, 1, "No space left on device", ran=True)
     assert f"safeclf run --resume {run}" in line and "records written before it are intact" in line
