@@ -247,6 +247,19 @@ def predict(
 
 
 @app.command()
+def report(run_dir: Path = typer.Argument(..., help="A finished run folder.")):
+    """Write the run folder's report.html again (one self-contained page: identity, summary,
+    promises, expectations, plots); runs write it themselves."""
+
+    def _report():
+        from safeclf.report import save
+
+        typer.echo(f"report written to {save(run_dir)}")
+
+    _guard(_report)
+
+
+@app.command()
 def validate(
     spec: Path = typer.Argument(..., help="The experiment spec (YAML)."),
     overrides: list[str] | None = typer.Argument(None, help="key=value overrides, as for run."),

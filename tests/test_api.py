@@ -45,6 +45,7 @@ def test_run_returns_the_cli_tables(cli, tmp_path):
     assert r.expectations_met and len(r.expectations) == 2
     assert set(r.metrics["status"]) == {"ok"} and r.failed.empty
     assert r.manifest["profile"] == "ci" and r.spec["seeds"] == [0, 1]
+    assert r.report.is_file()
     assert "2/2 met" in repr(r)
 
 
