@@ -234,11 +234,25 @@ class MethodPlugin:
                 yield exc
 
     def metric_names(self, params: Mapping[str, Any]):
-        """The metric names :meth:`report` gives a model with ``params`` (shell-style patterns
-        such as ``test_constraint_*`` allowed), so that expectations and plots naming a
-        metric are checked before anything runs; ``None`` when they are only known after
-        fitting (the default for a plugin that overrides :meth:`report`)."""
+        """The metric names :meth:`report` gives a model with ``params``, so that expectations
+        and plots naming a metric are checked before anything runs. ``{part}`` in a name
+        stands for each part the job is evaluated on (``train``, ``cal`` where the split has
+        one, ``test``); shell-style patterns (``threshold_*``) are for names only the data
+        decides. A name may be declared that a particular dataset does not produce (a
+        fairness figure without groups); a name reported must be declared. Every built-in
+        plugin overrides this with its :meth:`report`; ``None`` (the default for a plugin that
+        overrides :meth:`report` without declaring) means unknown before fitting, and names
+        are then checked only against the finished table."""
         return () if type(self).report is MethodPlugin.report else None
+
+    def promise_names(self, params: Mapping[str, Any]):
+        """The names of the promises a model with ``params`` may make (:meth:`promises`), whose
+        checks are the table's ``promise_<name>_*`` columns; ``()`` for none. ``None`` means
+        unknown before fitting: the default when :meth:`promises` is overridden or the
+        estimator states its own (``safeclf_promises``), for plugins that do not declare."""
+        own = type(self).promises is not MethodPlugin.promises or hasattr(
+            self.estimator, "safeclf_promises")
+        return None if own else ()
 
     def report(self, estimator, task) -> Report:
         """Method-specific metrics and details of the fitted ``estimator`` on ``task``;

@@ -161,7 +161,7 @@ class Spec(_Strict):
     methods: list[MethodEntry] = Field(min_length=1)
     metrics: list[str] = Field(default_factory=lambda: ["error", "balanced_accuracy"])
     confidence: float = Field(0.95, gt=0, lt=1)
-    plots: list[PlotEntry] = Field(default_factory=lambda: [PlotEntry(kind="bar", metric="test_error")])
+    plots: list[PlotEntry] = Field(default_factory=list)  # default: see _default_plot
     expect: list[Expectation] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
     save_models: bool = False  # write each fitted model to models/<job>.skops
@@ -193,6 +193,15 @@ class Spec(_Strict):
             if not v:
                 raise ValueError("must not be empty")
         return v
+
+    @model_validator(mode="after")
+    def _default_plot(self):
+        """Without ``plots``, one bar plot of a metric the spec asks for on the test part:
+        ``test_error`` when ``error`` is among the metrics, else the first metric's."""
+        if "plots" not in self.model_fields_set and self.metrics:
+            shown = "error" if "error" in self.metrics else self.metrics[0]
+            self.plots = [PlotEntry(kind="bar", metric=f"test_{shown}")]
+        return self
 
     def dataset_label(self, i: int) -> str:
         return self.datasets[i].name or self.datasets[i].dataset
@@ -590,6 +599,7 @@ def check(spec: Spec) -> None:
         for key in BUILTIN_PLOT_KEYS.get(p.kind, ()):
             if key not in (p.model_extra or {}):
                 raise SpecError(f"plots[{i}].{key} is required for a '{p.kind}' plot")
+        _check_plot(spec, i, p)
     dlabels = {spec.dataset_label(i) for i in range(len(spec.datasets))}
     mlabels = {spec.method_label(i) for i in range(len(spec.methods))}
     for i, e in enumerate(spec.expect):
@@ -609,28 +619,71 @@ def check(spec: Spec) -> None:
 
 #: Columns of the metrics table besides metrics and ``param.<name>``.
 TABLE_COLUMNS = ("fit_seconds", "predict_seconds", "seed", "fold")
+#: Columns that say which job a row is (``where`` and ``per`` may name them).
+IDENTITY_COLUMNS = ("job", "dataset", "method", "params", "status", "error", "solver_status",
+                    "n_iter")
+_PLOT_FILE = re.compile(r"[^/\\\x00]{1,100}")
+
+
+def _check_plot(spec: Spec, i: int, p: PlotEntry) -> None:
+    """A plot's name is a file name in the run's plots folder (no path, not two plots
+    with one name); its built-in axes are column names (strings); its ``methods`` and
+    ``datasets`` filters list labels of the spec; a bar's ``bound`` is a number."""
+    extra = p.model_extra or {}
+    if p.name is not None and (not _PLOT_FILE.fullmatch(p.name) or p.name in (".", "..")):
+        raise SpecError(f"plots[{i}].name must be a file name (1 to 100 characters, no '/'), "
+                        f"got {p.name!r}")
+    if p.name is not None and any(q.name == p.name for q in spec.plots[:i]):
+        raise SpecError(f"plots[{i}].name '{p.name}' is the name of an earlier plot; each plot "
+                        "needs its own file")
+    for key in BUILTIN_PLOT_KEYS.get(p.kind, ()):
+        if not isinstance(extra[key], str):
+            raise SpecError(f"plots[{i}].{key} must be a column name, got {extra[key]!r}")
+    for key, kind in (("methods", "methods"), ("datasets", "datasets")):
+        if key not in extra:
+            continue
+        labels = [spec.method_label(k) if kind == "methods" else spec.dataset_label(k)
+                  for k in range(len(getattr(spec, kind)))]
+        if not isinstance(extra[key], list) or not extra[key]:
+            raise SpecError(f"plots[{i}].{key} must be a non-empty list of {kind[:-1]} labels, "
+                            f"got {extra[key]!r}")
+        for k, label in enumerate(extra[key]):
+            if label not in labels:
+                raise SpecError(f"plots[{i}].{key}[{k}]: no {kind[:-1]} labelled '{label}'"
+                                f"{closest(str(label), labels)}")
+    bound = extra.get("bound")
+    if p.kind == "bar" and bound is not None and (
+            isinstance(bound, bool) or not isinstance(bound, int | float)):
+        raise SpecError(f"plots[{i}].bound must be a number, got {bound!r}")
 
 
 def reported_metrics(spec: Spec, method_index: int) -> set[str] | None:
     """The metric columns method ``method_index`` will report (names or shell-style patterns):
     the spec's metrics for each part it is evaluated on (``train``, ``cal`` where a split has
-    one, ``test``) and the names its plugin declares for each parameter point
-    (:meth:`~safeclf.plugin.MethodPlugin.metric_names`), or ``None`` when the plugin's own
-    names are only known after fitting."""
+    one, ``test``), the names its plugin declares for each parameter point
+    (:meth:`~safeclf.plugin.MethodPlugin.metric_names`, ``{part}`` expanded), the columns of
+    the promises it declares (:meth:`~safeclf.plugin.MethodPlugin.promise_names`:
+    ``promise_<name>_*``, any ``promise_*`` when they are known only after fitting) and,
+    with ``certify``, ``no_solution``; ``None`` when the plugin's metric names are only known
+    after fitting."""
     from safeclf import registry
     from safeclf.groups import UNDIRECTED
 
     m = spec.methods[method_index]
     plugin = registry.get_method(m.method)
-    own: set[str] = set()
-    for point in grid_points(m.params, f"methods[{method_index}].params"):
-        names = plugin.metric_names(point)
-        if names is None:
-            return None
-        own.update(names)
     parts = {"train", "test"}
     if any(d.split.calibration for i, d in enumerate(spec.datasets) if spec.runs_on(method_index, i)):
         parts.add("cal")
+    own: set[str] = set()
+    for point in grid_points(m.params, f"methods[{method_index}].params"):
+        names, promises = plugin.metric_names(point), plugin.promise_names(point)
+        if names is None:
+            return None
+        own.update(n.format(part=part) if "{part}" in n else n for n in names for part in parts)
+        # promises known only after fitting: any promise column
+        own.update(f"promise_{p}_*" for p in (("*",) if promises is None else promises))
+    if m.certify is not None:
+        own.add("no_solution")
     names = set(spec.metrics) | ({UNDIRECTED} if "fairness_ratio" in spec.metrics else set())
     return {f"{part}_{name}" for part in parts for name in names} | own
 
@@ -657,9 +710,7 @@ def _check_metric_names(spec: Spec) -> None:
         if not isinstance(name, str):
             return
         known = known_for(methods)
-        # promise columns and no_solution are named by the fitted models' promises
-        if known is None or name.startswith("promise_") or name == "no_solution" or any(
-                fnmatch.fnmatchcase(name, k) for k in known):
+        if known is None or any(fnmatch.fnmatchcase(name, k) for k in known):
             return
         part, _, base = name.partition("_")
         hint = ""
@@ -668,12 +719,30 @@ def _check_metric_names(spec: Spec) -> None:
         raise SpecError(f"{where}: no method {'selected ' if methods else ''}reports '{name}'"
                         f"{closest(name, known)}{hint}")
 
+    def verify_column(where: str, key: str, methods) -> None:
+        """A ``where`` or ``per`` key: a column, or a parameter's bare name."""
+        known = known_for(methods)
+        if known is None or key in IDENTITY_COLUMNS or f"param.{key}" in known or any(
+                fnmatch.fnmatchcase(key, k) for k in known):
+            return
+        bare = [k.removeprefix("param.") for k in known if k.startswith("param.")]
+        raise SpecError(f"{where}: no column '{key}' in the metrics table"
+                        f"{closest(key, [*IDENTITY_COLUMNS, *known, *bare])}")
+
     for i, e in enumerate(spec.expect):
-        verify(f"expect[{i}].metric", e.metric, [e.method] if e.method else None)
+        methods = [e.method] if e.method else None
+        verify(f"expect[{i}].metric", e.metric, methods)
+        for k, key in enumerate(e.per):
+            verify_column(f"expect[{i}].per[{k}]", key, methods)
+        for key in e.where:
+            verify_column(f"expect[{i}].where.{key}", key, methods)
         op, rhs = e.condition
-        if isinstance(rhs, Selection) and rhs.metric:
+        if isinstance(rhs, Selection):
             method = rhs.method or e.method
-            verify(f'expect[{i}]."{op}".metric', rhs.metric, [method] if method else None)
+            if rhs.metric:
+                verify(f'expect[{i}]."{op}".metric', rhs.metric, [method] if method else None)
+            for key in rhs.where:
+                verify_column(f'expect[{i}]."{op}".where.{key}', key, [method] if method else None)
     for i, p in enumerate(spec.plots):
         extra = p.model_extra or {}
         for key in BUILTIN_PLOT_KEYS.get(p.kind, ()):

@@ -260,3 +260,70 @@ def test_override_words_are_told_from_spec_files(word, expected):
     from safeclf.spec import looks_like_override
 
     assert looks_like_override(word) is expected
+
+
+NAMES_SPEC = """
+name: names
+seeds: 1
+datasets:
+  - {dataset: csv, params: {path: DATA, target: y, group: g, privileged: M},
+     split: {test: 0.3, calibration: 0.3}}
+  - {dataset: csv, name: grouped, params: {path: DATA, target: y, group: g, privileged: M,
+                                             group_as_feature: true}}
+  - {dataset: uncertain_synthetic}
+  - {dataset: breast_cancer, preprocess: standardize}
+methods:
+  - {method: ramp, datasets: [csv], params: {constraints: [{rate: fairness_ratio, kappa: 0.8}],
+     monitor: [{rate: error, name: err}], lam: 0.1}}
+  - {method: zafar, datasets: [csv], params: {c: 0.1}}
+  - {method: group_thresholds, datasets: [grouped]}
+  - {method: thresholded_svm, datasets: [csv], params: {recall_min: 0.5,
+     report: [{rate: fairness_ratio, kappa: 0.8}], monitor: [{rate: error, name: e2}]}}
+  - {method: mcsvm, datasets: [csv]}
+  - {method: mcsvm, name: conformal, datasets: [csv], params: {calibration: conformal}}
+  - {method: proset, datasets: [breast_cancer], params: {n_candidates: 50}}
+  - {method: robust_socp, datasets: [uncertain_synthetic]}
+  - {method: budgeted_selection, datasets: [breast_cancer],
+     params: {budget: 10, classes: [{method: logreg, features: [5, 30], incremental: refit}]}}
+  - {method: svm, datasets: [breast_cancer]}
+  - {method: sgd, datasets: [breast_cancer]}
+  - {method: logreg, datasets: [breast_cancer]}
+metrics: [error, fairness_ratio]
+"""
+
+
+def test_declared_metric_and_promise_names_cover_what_jobs_report(write_spec, tmp_path):
+    """Every built-in plugin declares its metric and promise names before fitting
+    (safeclf.spec.reported_metrics is never None), and every column a job of it reports
+    matches a declared name: an expectation on a reported column is never refused."""
+    import fnmatch
+
+    import numpy as np
+    from group_data import two_groups
+
+    from safeclf import registry
+    from safeclf.jobs import run_job
+    from safeclf.runner import payloads
+    from safeclf.spec import expand, load_spec, reported_metrics
+
+    X, y, g = two_groups(400, 0)
+    data = tmp_path / "groups.csv"
+    data.write_text("a,b,c,g,y\n" + "".join(f"{r[0]:.4f},{r[1]:.4f},{r[2]:.4f},{gi},{yi}\n"
+                                           for r, gi, yi in zip(X, g, y, strict=True)))
+    spec = load_spec(write_spec(NAMES_SPEC.replace("DATA", str(data))))
+    for name in registry.method_names():
+        plugin = registry.get_method(name)
+        assert plugin.metric_names({}) is not None and plugin.promise_names({}) is not None, name
+    declared = {i: reported_metrics(spec, i) for i in range(len(spec.methods))}
+    covered = set()
+    for payload, job in zip(payloads(spec, expand(spec)), expand(spec), strict=True):
+        result = run_job(payload)
+        assert result.status.value == "ok", (job.method, result.error)
+        names = [*result.metrics, *(f"promise_{p['promise']}_estimate" for p in result.promises
+                                    if p["kind"] != "none")]
+        for metric in names:
+            assert any(fnmatch.fnmatchcase(metric, k) for k in declared[job.method_index]), \
+                (job.method, metric)
+        covered.add(spec.methods[job.method_index].method)
+    assert covered == set(registry.method_names()) - {"fairlearn_eg"}
+    assert np.unique(g).size == 2

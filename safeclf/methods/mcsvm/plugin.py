@@ -20,6 +20,19 @@ class MCSVMPlugin(MethodPlugin):
     def needs_for(self, params):
         return () if params.get("calibration") == "none" else self.needs
 
+    def metric_names(self, params):
+        """The offset and the solver's figures; the exact-region, recalibration-draw and
+        per-source figures where the dataset gives what they need (:mod:`.experiments`)."""
+        return ("offset", "n_tau", "n_support", "kkt_gap", "safe_region_box_fraction",
+                "exact_region_fpr", "exact_region_fpr_se", "exact_region_rho",
+                "test_exact_region_*", "draws_*", "w_angle_deg")
+
+    def promise_names(self, params):
+        """The calibration's promise (:meth:`MultiCostSVM.safeclf_promises`)."""
+        calibration = self.build(params).calibration
+        return {"probabilistic_scaling": ("joint_fp_rate",), "conformal": ("fpr",)}.get(
+            calibration, ())
+
     def report(self, estimator, task) -> Report:
         est = estimator
         metrics: dict[str, float] = {

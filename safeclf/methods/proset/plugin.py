@@ -7,6 +7,13 @@ from safeclf.plugin import MethodPlugin, Report
 
 
 class ProsetPlugin(MethodPlugin):
+    def metric_names(self, params):
+        return ("n_batches", "n_active_features", "n_prototypes", "batch_fit_seconds",
+                "kernel_buffer_mb", "chosen_lambda_v", "chosen_lambda_w")
+
+    def promise_names(self, params):
+        return ()
+
     def report(self, estimator, task) -> Report:
         """Metrics: number of active features, prototypes and batches (and the search's
         choice); details: the per-batch fit log and the search table."""

@@ -18,6 +18,12 @@ from safeclf.plugin import PRIVILEGED, MethodPlugin, Report
 class ZafarPlugin(MethodPlugin):
     """Passes the dataset's privileged group with the groups (:mod:`safeclf.groups`)."""
 
+    def metric_names(self, params):
+        return ("covariance", "train_objective")
+
+    def promise_names(self, params):
+        return ()  # the covariance bound is a proxy of fairness, not a rate safeclf checks
+
     def report(self, estimator, task) -> Report:
         return Report({"covariance": estimator.covariance_,
                        "train_objective": estimator.objective_},
@@ -35,6 +41,15 @@ zafar = ZafarPlugin(
 class ThresholdedPlugin(RowsPlugin):
     """Reports the ``report`` constraints and ``monitor`` rates of the thresholded model on
     every part, under the ramp method's metric names."""
+
+    def metric_names(self, params):
+        """Each ``report`` constraint and ``monitor`` rate on every part."""
+        _, cons, monitors = self.build(params)._parsed()
+        return ([f"{{part}}_constraint_{c.name}" for c in cons]
+                + [f"{{part}}_monitor_{name}" for name, _ in monitors])
+
+    def promise_names(self, params):
+        return ()
 
     def report(self, estimator, task) -> Report:
         from safeclf.methods.ramp.estimator import monitor_values
@@ -71,6 +86,12 @@ thresholded_svm = ThresholdedPlugin(
 
 
 class GroupThresholdsPlugin(MethodPlugin):
+    def metric_names(self, params):
+        return ("threshold_*",)  # one per group of the data
+
+    def promise_names(self, params):
+        return ()
+
     def report(self, estimator, task) -> Report:
         return Report({f"threshold_{g}": t for g, t in estimator.thresholds_.items()})
 
@@ -84,6 +105,11 @@ group_thresholds = GroupThresholdsPlugin(
 
 
 class FairlearnPlugin(MethodPlugin):
+    def promise_names(self, params):
+        est = self.build(params)
+        return (("constraint_fairness_ratio",)
+                if est.ratio_bound and est.constraint == "demographic_parity" else ())
+
     def promises(self, estimator, task):
         """With ``ratio_bound`` r and demographic parity: s_p(protected)/s_p(privileged) ≥ r²
         on the training data (fairlearn's constraint, for its randomised rule), under the same

@@ -19,6 +19,32 @@ class RampPlugin(RowsPlugin):
     value (deterministic and randomised) on every part, the multipliers and the solver's
     iteration counts and duality gap."""
 
+    def metric_names(self, params):
+        """What :meth:`report` gives: the solver's figures, each constraint's target,
+        multiplier, activity and value (deterministic and randomised, with the miss to its
+        target) on every part, the objective and each monitor on every part, and the shared
+        metrics of the randomised rule."""
+        est = self.build(params)
+        cons, _ = est._parsed()
+        names = ["mm_iterations", "cp_iterations", "duality_gap", "solver_seconds", "lam",
+                 "threshold", "{part}_objective", "{part}_objective_randomized"]
+        names += [f"{{part}}_randomized_{m}" for m in _RANDOMIZED_SHARED]
+        for c in cons:
+            names += [f"train_constraint_{c.name}_violation",
+                      f"train_constraint_{c.name}_randomized_violation",
+                      f"constraint_{c.name}_target", f"constraint_{c.name}_multiplier",
+                      f"constraint_{c.name}_active"]
+            names += [f"{{part}}_constraint_{c.name}{r}{m}" for r in ("", "_randomized")
+                      for m in ("", "_miss")]
+        for name, _ in est.monitors():
+            names += [f"{{part}}_monitor_{name}", f"{{part}}_monitor_{name}_randomized"]
+        return names
+
+    def promise_names(self, params):
+        """One promise per constraint (:func:`~safeclf.methods.ramp.promises.constraint_promises`)."""
+        cons, _ = self.build(params)._parsed()
+        return [f"constraint_{c.name}" for c in cons]
+
     def report(self, estimator, task) -> Report:
         metrics: dict[str, float] = {
             "mm_iterations": float(estimator.n_mm_iter_),
@@ -89,6 +115,11 @@ class RampPlugin(RowsPlugin):
         from safeclf.methods.ramp.promises import tightened_params
 
         return tightened_params(params, bounds)
+
+
+#: The shared metrics :func:`_randomized_shared` may report (the fairness ratio under its
+#: undirected name where no group is privileged).
+_RANDOMIZED_SHARED = ("error", "positive_rate", "fairness_ratio", "fairness_ratio_minmax", "churn")
 
 
 def _randomized_shared(est, part, part_name, info):

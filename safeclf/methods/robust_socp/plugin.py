@@ -17,6 +17,20 @@ class RobustSOCPPlugin(MethodPlugin):
     Monte-Carlo check of the chance constraint and the error measures on the train and test
     parts (:meth:`RobustSOCPClassifier.evaluate`)."""
 
+    def metric_names(self, params):
+        errors = ("nominal_error", "robust_error", "undecided_rate", "realised_error")
+        return ("margin", "objective", "objective_lo", "objective_hi", "kappa", "radius_ratio",
+                "radius_ratio_min", "radius_ratio_max", "max_violation", "violation_excess",
+                *(f"{part}_{e}" for part in ("train", "test") for e in errors))
+
+    def promise_names(self, params):
+        """The chance constraint, for the formulations that impose it
+        (:meth:`RobustSOCPClassifier.safeclf_promises`)."""
+        from safeclf.methods.robust_socp.formulations import FORMULATIONS
+
+        f = FORMULATIONS[self.build(params).formulation]
+        return () if f.radius == "none" and f.mean != "support" else ("chance_constraint",)
+
     def report(self, estimator, task) -> Report:
         check_is_fitted(estimator)
         obj = float(estimator.objective_)

@@ -33,6 +33,15 @@ class SelectionPlugin(MethodPlugin):
         return estimator.fit(task.train.X, task.train.y, X_hindsight=task.test.X,
                              y_hindsight=task.test.y)
 
+    def metric_names(self, params):
+        return ("budget", "n_model_classes", "chosen_class", "chosen_complexity",
+                "chosen_test_risk", "coarse_grid_size", "coarse_grid_size_per_log_k",
+                "compute_spent", "compute_ratio", "oracle_class", "oracle_test_risk",
+                "excess_risk", "suboptimal_share", "picked_oracle")
+
+    def promise_names(self, params):
+        return ()
+
     def report(self, estimator, task) -> Report:
         check_is_fitted(estimator)
         K, T = len(estimator.model_classes_), int(estimator.budget)
