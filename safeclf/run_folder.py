@@ -132,6 +132,22 @@ def create_run_dir(out: Path, name: str, stamp: str | None = None) -> Path:
     raise SafeclfError(f"too many runs named '{name}' at {stamp} in '{out}'")
 
 
+def start_run(out: Path, name: str, spec: dict, manifest: dict) -> Path:
+    """A new run folder (:func:`create_run_dir`) holding ``spec.yaml`` and ``manifest.json``,
+    what ``--resume`` needs; if either cannot be written (a full disk), the folder is removed
+    and the :class:`WriteError` says so."""
+    import shutil
+
+    path = create_run_dir(out, name)
+    try:
+        write_yaml(path / "spec.yaml", spec)
+        write_json(path / "manifest.json", manifest)
+    except WriteError as exc:
+        shutil.rmtree(path, ignore_errors=True)
+        raise WriteError(f"{exc}; the run did not start and its folder was removed") from None
+    return path
+
+
 def _git_commit(where: Path | None = None) -> str | None:
     """The commit of safeclf's source checkout, ``-dirty`` when tracked files differ. Read
     without optional locks: ``git status`` would otherwise refresh the index and take

@@ -251,19 +251,19 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
             changes = changed_data(manifest.get("data") or [])
             if changes:  # allowed (resolve refused it otherwise): the table mixes both data
                 manifest["resumed"][-1]["data_changed"] = changes
-            if spec.resolved() != stored.resolved():
-                run_folder.write_yaml(run_dir / "spec.yaml", spec.resolved())
-                manifest["resumed"][-1]["spec_updated"] = "expectations/plots replaced by the given spec"
+            with _resumable(run_dir):
+                if spec.resolved() != stored.resolved():
+                    run_folder.write_yaml(run_dir / "spec.yaml", spec.resolved())
+                    manifest["resumed"][-1]["spec_updated"] = "expectations/plots replaced by the given spec"
+                run_folder.write_json(run_dir / "manifest.json", manifest)
         else:
-            run_dir = run_folder.create_run_dir(Path(opts.out), spec.name)
-            run_folder.write_yaml(run_dir / "spec.yaml", spec.resolved())
             manifest = {"command": opts.command, "profile": opts.profile,
                         "overrides": list(opts.overrides), "start": started,
                         "end": None, "seeds": spec.seeds, "n_jobs": len(jobs),
                         "backend": opts.backend, **backend, "data": run_folder.data_files(spec),
                         **run_folder.environment(registry.distributions(
                             [m.method for m in spec.methods], [d.dataset for d in spec.datasets]))}
-        run_folder.write_json(run_dir / "manifest.json", manifest)
+            run_dir = run_folder.start_run(Path(opts.out), spec.name, spec.resolved(), manifest)
         done = {j.id for j in jobs
                 if (r := run_folder.read_result(run_folder.result_path(run_dir, j.id))) and r.finished}
         pending = [j for j in jobs if j.id not in done]

@@ -527,6 +527,41 @@ def test_full_disk_leaves_a_resumable_run(case, cli, tmp_path, monkeypatch):
     assert pd.read_parquet(run / "metrics.parquet")["job"].tolist() == table["job"].tolist()
 
 
+FULL_DISK_AT_START = [("spec.yaml", 0), ("manifest.json", 0)]
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names open files through /proc")
+@pytest.mark.parametrize("name, after", FULL_DISK_AT_START, ids=[c[0] for c in FULL_DISK_AT_START])
+def test_full_disk_before_the_first_job_leaves_no_run_folder(name, after, cli, tmp_path, monkeypatch):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(CATALOGUE_SPEC)
+    out = tmp_path / "runs"
+    with monkeypatch.context() as full:
+        _fail_writes(full, _table_named(name), after)
+        result = cli("run", spec, "--out", out, "-j", "1")
+    line = _one_error_line(result, 1, "No space left on device")
+    assert f"{name}'" in line and "the run did not start and its folder was removed" in line
+    assert out.is_dir() and not list(out.iterdir())
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names open files through /proc")
+def test_full_disk_when_resume_starts_keeps_the_run(cli, tmp_path, monkeypatch, runs):
+    run = _copy(runs["good"], tmp_path)
+    for p in sorted((run / "results").iterdir())[:2]:  # an unfinished run: two records lost
+        p.unlink()
+    (run / "metrics.csv").unlink()
+    before = _snapshot(run)
+    with monkeypatch.context() as full:
+        _fail_writes(full, _table_named("manifest.json"))
+        result = cli("run", "--resume", run, "-j", "1")
+    line = _one_error_line(result, 1, "No space left on device")
+    assert f"safeclf run --resume {run}" in line
+    assert _snapshot(run) == before
+    assert cli("run", "--resume", run, "-j", "1").exit_code == 0
+    assert len(pd.read_csv(run / "metrics.csv")) == 4
+    assert json.loads((run / "manifest.json").read_text())["skipped_on_resume"] == 2
+
+
 # --------------------------------------------------------------------------------------------
 # run-folder files honour the umask
 
