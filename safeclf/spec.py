@@ -14,6 +14,7 @@ import fnmatch
 import hashlib
 import itertools
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -509,7 +510,11 @@ def resolve_paths(spec: Spec, base: Path) -> None:
         for key in path_params(d.dataset):
             value = d.params.get(key)
             if isinstance(value, str) and value:
-                d.params[key] = str((base / Path(value).expanduser()).resolve())
+                path = base / Path(value).expanduser()
+                try:
+                    d.params[key] = str(path.resolve())
+                except (RuntimeError, OSError):  # a symlink loop: the loader says so
+                    d.params[key] = os.path.abspath(path)
 
 
 # --------------------------------------------------------------------------------------------

@@ -32,9 +32,13 @@ def load_csv(
     the features, or a group equal to the target is refused."""
     import pandas as pd
 
+    from safeclf.paths import what_is
+
     p = Path(path)
-    if not p.is_file():
-        raise DataError(f"csv: data file '{path}' does not exist")
+    kind = what_is(p)
+    if kind != "a regular file":  # reading a FIFO or /dev/zero would never end
+        state = "does not exist" if kind == "missing" else f"is {kind}, not a regular file"
+        raise DataError(f"csv: data file '{path}' {state}")
     try:
         frame = pd.read_csv(p)
     except Exception as exc:  # pandas raises many parser error types
