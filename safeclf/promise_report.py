@@ -210,7 +210,7 @@ def compare(run_dirs) -> object:
     from safeclf.errors import SpecError
     from safeclf.run_folder import load_run, read_table
 
-    merged = None
+    merged, empty = None, []
     names = [Path(d).name for d in run_dirs]
     for name, d in zip(names, run_dirs):
         load_run(d)  # a run folder, said as for compare
@@ -218,9 +218,9 @@ def compare(run_dirs) -> object:
         if not path.is_file():
             raise SpecError(f"compare --promises: run '{name}' has no promises.csv")
         frame = read_table(path)
-        if frame.empty:
-            raise SpecError(f"compare --promises: run '{name}' recorded no promise (no job "
-                            f"ended with a model; see '{Path(d) / 'metrics.csv'}')")
+        if frame.empty:  # every job failed: nothing to set beside the other runs' verdicts
+            empty.append(name)
+            continue
         s = summary(frame.assign(
             beyond=lambda f: f["beyond"].map({True: True, False: False, "True": True,
                                               "False": False})))
@@ -229,4 +229,11 @@ def compare(run_dirs) -> object:
                               "failure_rate": f"{name} failure"})
         merged = s if merged is None else merged.merge(
             s, on=["dataset", "method", "params", "promise", "bound"], how="outer")
+    if merged is None:
+        which = f"run '{names[0]}'" if len(names) == 1 else "none of the runs"
+        raise SpecError(f"compare --promises: {which} recorded a promise (no job ended with a "
+                        "model; the 'error' column of each run's metrics.csv says why)")
+    for name in empty:
+        merged[f"{name} verdicts"] = "no job ended with a model"
+        merged[f"{name} failure"] = ""
     return merged

@@ -336,7 +336,10 @@ COMPARE = [
     ("all-jobs-failed-metric", lambda tmp, runs: [runs["failed"], "--metric", "test_error"],
      "no job of this run ended ok"),
     ("all-jobs-failed-promises", lambda tmp, runs: [runs["failed"], "--promises"],
-     "recorded no promise (no job ended with a model"),
+     "-failed' recorded a promise (no job ended with a model"),
+    ("all-jobs-failed-promises-twice", lambda tmp, runs: [runs["failed"], runs["failed"],
+                                                          "--promises"],
+     "none of the runs recorded a promise (no job ended with a model"),
     ("all-jobs-failed-and-a-file", lambda tmp, runs: [runs["failed"], _through_a_file(tmp).parent],
      "(it is a regular file)"),
     ("no-promises-csv", _no_promises, "has no promises.csv"),
@@ -363,6 +366,14 @@ def test_compare_of_a_good_run_and_a_failed_one_says_so(cli, runs):
     result = cli("compare", runs["good"], runs["failed"], "--format", "markdown")
     assert result.exit_code == 0, result.output
     assert "failed" in result.output and "no job ended ok (4 jobs; see its metrics.csv)" in result.output
+    promises = cli("compare", runs["good"], runs["failed"], "--promises", "--format", "csv")
+    assert promises.exit_code == 0, promises.output
+    from io import StringIO
+
+    table = pd.read_csv(StringIO(promises.output))
+    good, failed = (f"{runs[k].name} verdicts" for k in ("good", "failed"))
+    assert len(table) == 2 and set(table[good]) == {"no promise"}
+    assert set(table[failed]) == {"no job ended with a model"}
 
 
 # --------------------------------------------------------------------------------------------
