@@ -293,7 +293,7 @@ def _alive(pid: int) -> bool:
 def test_sigkilled_run_leaves_no_worker_behind(write_spec, tmp_path):
     """Only the parent is killed (not its process group): its loky workers and resource
     trackers must end by themselves, within 10 s, and leave nothing in /dev/shm."""
-    spec = write_spec(SLOW)
+    spec = write_spec(SLOW.replace("seeds: 2", "seeds: 10"))  # 30 jobs: still running when killed
     victim = _safeclf("run", spec, "--out", tmp_path / "runs", "-j", "2")
     try:
         deadline = time.time() + 120
