@@ -113,6 +113,9 @@ class MethodPlugin:
                     f"{where}.{key} is not a parameter of method '{self.name}'"
                     f"{closest(key, known)}"
                 )
+        for key, value in params.items():
+            if isinstance(value, float) and value != value:  # no estimator means anything by NaN
+                raise SpecError(f"{where}.{key} is NaN; give a number")
         try:
             est = self.estimator(**params)
         except (TypeError, ValueError) as exc:

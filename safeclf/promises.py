@@ -44,6 +44,7 @@ KINDS = {
     "expectation": "in expectation over the calibration draw",
     "worst_case": "for every law consistent with the stated information (no sampling error)",
     "training": "on the training data only (nothing promised on new data)",
+    "declared": "stated by the user; checked on held-out data, guaranteed only when certified",
     "none": "no guarantee",
 }
 VERDICTS = ("holds", "violated", "inconclusive", "no promise", "not checked")

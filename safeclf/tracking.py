@@ -20,7 +20,8 @@ from safeclf.errors import SafeclfError, SpecError
 
 #: Files of the run folder logged as artifacts of the parent run (those present).
 ARTIFACTS = ("spec.yaml", "manifest.json", "metrics.csv", "metrics.parquet", "summary.md",
-             "summary.csv", "expectations.md", "expectations.csv", "run.log")
+             "summary.csv", "expectations.md", "expectations.csv", "promises.csv", "promises.md",
+             "report.html", "run.log")
 
 
 def require() -> None:
