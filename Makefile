@@ -37,9 +37,10 @@ reproduce: install
 
 bench: install
 	$(BIN)/pip install -q -e ".[dev,bench]"
-	@fail=""; for f in benchmarks/*.py; do case $$f in */reproduce_*) continue;; esac; \
-	  echo "== $$f"; $(BIN)/python $$f || fail="$$fail $$f"; done; \
-	if [ -n "$$fail" ]; then echo "!! targets missed:$$fail"; exit 1; fi
+	@rec=$$(mktemp); load=$$(cut -d' ' -f1-3 /proc/loadavg); fail=""; \
+	for f in benchmarks/*.py; do case $$f in */reproduce_*|*/_*) continue;; esac; \
+	  echo "== $$f"; SAFECLF_BENCH_RECORD=$$rec $(BIN)/python $$f || fail="$$fail $$f"; done; \
+	$(BIN)/python benchmarks/_summary.py $$rec "$$load" $$fail; rc=$$?; rm -f $$rec; exit $$rc
 
 lint: install
 	$(BIN)/ruff check safeclf tests benchmarks
