@@ -19,6 +19,9 @@ is missed:
    numeric columns, 13 nonzeros a row) at n = 10k, 100k and 1M rows, κ = 0.8, each fit in a
    fresh process whose peak resident memory is reported; target: 1M rows within 300 s.
 
+Beside each κ's ratio: ramp's time over one unconstrained LIBLINEAR logistic-regression fit on
+the same rows (median of the same repeats), the floor a constrained fit cannot beat.
+
 Timings are wall seconds of the fit alone (no tracing); numba's compiled code is loaded or
 compiled by an untimed warm-up fit first.
 
@@ -90,6 +93,14 @@ def run_fairlearn(X, y, g, kappa):
     return eg
 
 
+def run_liblinear(X, y):
+    """One unconstrained logistic regression by LIBLINEAR on the same rows: the floor a
+    constrained fit cannot beat (issue 24 prints ramp's time against it)."""
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(solver="liblinear").fit(X, y)
+
+
 def eg_error_at(ratio, points):
     """EG's test error at fairness ``ratio``, linear in the ratio between its measured
     (ratio, error) points (one per κ), extended past the ends by the nearest segment."""
@@ -109,10 +120,12 @@ def adult_targets(kappas, repeats=3):
     missed = []
     X, y, g, Xt, yt, gt = _adult(sparse=False)
     run_ramp(X[:2000], y[:2000], g[:2000], 0.8)  # untimed: numba's code loaded or compiled
+    floor = float(np.median([_timed(lambda: run_liblinear(X, y))[1] for _ in range(repeats)]))
     print(f"Adult: {X.shape[0]} train × {X.shape[1]} features (dense, minmax), "
           f"{Xt.shape[0]} test; fit times are medians of {repeats} interleaved runs")
     print(f"{'κ':>5} {'ramp s':>8} {'EG s':>8} {'ratio':>6} {'ramp err/ratio':>15} "
-          f"{'EG err/ratio':>13}  MM/CP its   (start: coarse) s, ratio, err/ratio")
+          f"{'EG err/ratio':>13}  MM/CP its   (start: coarse) s, ratio, err/ratio   "
+          f"ramp / LIBLINEAR logreg ({floor:.2f} s, unconstrained)")
     dense_s, rows = {}, []
     for kappa in kappas:
         t_r, t_f = [], []
@@ -131,7 +144,7 @@ def adult_targets(kappas, repeats=3):
         print(f"{kappa:5.2f} {t_r:8.1f} {t_f:8.1f} {t_r / t_f:6.2f} {err_r:7.4f}/"
               f"{_ratio(pr, gt):5.2f}  {err_f:6.4f}/{_ratio(pf, gt):5.2f}  "
               f"{est.n_mm_iter_}/{sum(est.n_cp_iter_):<9} {t_c:6.1f} {t_c / t_f:6.2f} "
-              f"{np.mean(pc != yt):.4f}/{_ratio(pc, gt):4.2f}")
+              f"{np.mean(pc != yt):.4f}/{_ratio(pc, gt):4.2f}   {t_r / floor:5.1f}×")
         if not figure(f"ramp / EG, Adult, κ = {kappa}", t_r / t_f, RATIO_EG, "<=", "×",
                       f"ramp {t_r:.2f} s, EG {t_f:.2f} s (medians of {repeats})"):
             missed.append(f"κ = {kappa}: ramp {t_r:.1f} s / EG {t_f:.1f} s = {t_r / t_f:.2f} "
