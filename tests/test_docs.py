@@ -1,4 +1,5 @@
-"""Every example on the documentation site runs, so none can go stale.
+"""Every example on the documentation site (and in the README) runs, so none can go stale; the
+README stays a short front door whose every figure names the page and command behind it.
 
 Per page, in a scratch folder that sees the repository's ``configs/``, ``datasets/`` and
 ``benchmarks/`` (runs are written there, never into the source tree):
@@ -37,13 +38,13 @@ def _blocks(page: Path) -> list[tuple[str, str, int]]:
             for m in FENCE.finditer(text)]
 
 
-PAGES = sorted(DOCS.rglob("*.md"))
+PAGES = sorted(DOCS.rglob("*.md")) + [ROOT / "README.md"]
 RUNNABLE = [p for p in PAGES if any(lang in RUN_LANGS for lang, _, _ in _blocks(p))]
 
 
 def test_every_block_says_what_it_is():
     """A block without a language, or with one this test does not know, would go unchecked."""
-    unknown = [(p.relative_to(DOCS), line, lang) for p in PAGES for lang, _, line in _blocks(p)
+    unknown = [(p.relative_to(ROOT), line, lang) for p in PAGES for lang, _, line in _blocks(p)
                if lang not in KNOWN_LANGS]
     assert not unknown
     assert len(RUNNABLE) >= 10  # the guide's pages and the method families have examples
@@ -97,7 +98,7 @@ def _run_shell_line(line: str, cli, where: str, page_text: str) -> None:
         raise AssertionError(f"{where}: '{head}' is not a command the docs test can run")
 
 
-@pytest.mark.parametrize("page", RUNNABLE, ids=[str(p.relative_to(DOCS)) for p in RUNNABLE])
+@pytest.mark.parametrize("page", RUNNABLE, ids=[str(p.relative_to(ROOT)) for p in RUNNABLE])
 def test_examples_run(page, scratch, cli):
     from safeclf.api import read_spec
 
@@ -118,3 +119,71 @@ def test_examples_run(page, scratch, cli):
             continue
         ran += 1
     assert ran > 0
+
+
+# -- the README -------------------------------------------------------------------------------
+
+README_LIMIT = 12_000  # bytes: the issue's "≤ 12 KB", read strictly
+FIGURE = re.compile(r"(?<![\w.])\d+(?:,\d{3})*\.\d+(?![\w.])|\b\d+(?:,\d{3})* of \d+(?:,\d{3})*\b")
+DOC_LINK = re.compile(r"\]\((docs/[^)#\s]+\.md)(?:#([^)\s]+))?\)")
+COMMAND = re.compile(r"`((?:safeclf run (configs/[\w.-]+\.yaml)[^`]*)|make reproduce)`")
+
+
+def _readme_units() -> list[str]:
+    """The README's prose without code blocks, one unit per paragraph and per table row."""
+    text = FENCE.sub("", (ROOT / "README.md").read_text(encoding="utf-8"))
+    units = []
+    for para in re.split(r"\n\s*\n", text):
+        rows = [r for r in para.splitlines() if r.startswith("|")]
+        units += rows if rows else [para]
+    return units
+
+
+def _anchors(page: Path) -> set[str]:
+    """The heading anchors MkDocs' toc gives a page (lower case, punctuation dropped, '-')."""
+    out = set()
+    for title in re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.M):
+        slug = re.sub(r"[^\w\s-]", "", title.replace("`", "").lower()).strip()
+        out.add(re.sub(r"[\s]+", "-", slug))
+    return out
+
+
+def test_readme_is_a_short_front_door():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.encode()) <= README_LIMIT, f"README is {len(text.encode())} bytes"
+    # the two set-up commands CI and fresh machines rely on, exactly
+    assert re.search(r"^make run\b", text, re.M) and re.search(r"^make test\b", text, re.M)
+    # every method family and its page; it ends with "More", so a section appended reads on
+    for family in ("robust_socp", "mcsvm", "ramp", "proset", "budgeted_selection"):
+        assert f"`{family}`" in text and f"(docs/methods/{family}.md)" in text, family
+    assert re.findall(r"^## (.+)$", text, re.M)[-1] == "More"
+
+
+def test_every_readme_figure_names_its_page_and_command():
+    """A figure (a decimal, or 'k of n') sits beside a link to the docs page that states it and a
+    command that reproduces it; the page states the figure and names that command."""
+    checked = 0
+    for unit in _readme_units():
+        prose = re.sub(r"`[^`]*`", "", unit)  # numbers inside code are parameters, not figures
+        figures = FIGURE.findall(prose)
+        if not figures:
+            continue
+        links = DOC_LINK.findall(unit)
+        commands = COMMAND.findall(unit)
+        assert links, f"figures {figures} without a link to a docs page: {unit[:80]!r}"
+        assert commands, f"figures {figures} without the command that reproduces them: {unit[:80]!r}"
+        pages = []
+        for target, anchor in links:
+            page = ROOT / target
+            assert page.is_file(), f"no page {target}"
+            if anchor:
+                assert anchor in _anchors(page), f"no heading #{anchor} on {target}"
+            pages.append(page.read_text(encoding="utf-8"))
+        for command, config in commands:
+            if config:
+                assert (ROOT / config).is_file(), f"no config {config}"
+            assert any(command in p for p in pages), f"no linked page names `{command}`"
+        for figure in figures:
+            assert any(figure in p for p in pages), f"figure {figure} is on no linked page"
+        checked += 1
+    assert checked >= 5  # one per method family at least
