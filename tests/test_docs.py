@@ -5,11 +5,15 @@ Per page, in a scratch folder that sees the repository's ``configs/``, ``dataset
 ``benchmarks/`` (runs are written there, never into the source tree):
 
 - ``python`` blocks are executed in order in one namespace;
-- ``sh`` blocks line by line: ``safeclf`` commands through the command line itself; a
-  ``safeclf run`` without ``--profile ci`` (a full reproduction, minutes to hours: ``make
-  reproduce`` runs those) has its options parsed by the ``run`` command and its spec, profile
-  and overrides checked as ``validate`` checks them; ``python benchmarks/X.py`` must name a
-  script and ``make T`` a target of the Makefile; anything else is an error;
+- ``sh`` blocks line by line: ``safeclf`` commands through the command line itself, with two
+  exceptions whose options are parsed by the ``run`` command and whose spec, profile and
+  overrides are checked as ``validate`` checks them: a ``safeclf run`` without ``--profile ci``
+  (a full reproduction, minutes to hours: ``make reproduce`` runs those), and a paper config's
+  ci profile as ``make check-configs`` runs it (``safeclf run configs/X.yaml --profile ci
+  [--check]``: ``make test`` runs every one of them right after this suite, which the test
+  checks in the Makefile; each takes one to five minutes); the quickstart runs for real;
+  ``python benchmarks/X.py`` must name a script and ``make T`` a target of the Makefile;
+  anything else is an error;
 - ``yaml`` blocks are parsed, and one with a ``name``, ``datasets`` and ``methods`` is checked
   as a whole spec;
 - ``text`` blocks (output, synopses, set-up commands) are not run.
@@ -58,8 +62,41 @@ def scratch(tmp_path, monkeypatch):
     return tmp_path
 
 
+# configs whose ci profile runs in seconds: the docs' examples run these for real
+RUN_FOR_REAL = {"configs/quickstart.yaml"}
+
+
+def _check_configs_runs_every_ci_profile() -> bool:
+    """``make test`` runs ``check-configs``, which runs each configs/*.yaml with --profile ci --check."""
+    makefile = (ROOT / "Makefile").read_text()
+    test_target = re.search(r"^test:.*?(?=^\S)", makefile, re.M | re.S).group(0)
+    loop = re.search(r"^check-configs:.*?(?=^\S|\Z)", makefile, re.M | re.S).group(0)
+    return ("check-configs" in test_target and "configs/*.yaml" in loop
+            and "--profile ci --check" in loop)
+
+
+def _covered_by_check_configs(args: list[str]) -> bool:
+    """``run configs/X.yaml --profile ci [--check] [--out DIR]``: what make check-configs runs."""
+    if not args[1].startswith("configs/") or args[1] in RUN_FOR_REAL:
+        return False
+    rest, options = args[2:], {}
+    while rest:
+        if rest[0] in ("--profile", "--out") and len(rest) > 1:
+            options[rest[0]] = rest[1]
+            rest = rest[2:]
+        elif rest[0] == "--check":
+            rest = rest[1:]
+        else:
+            return False  # overrides or other options: not what check-configs runs
+    return options.get("--profile") == "ci"
+
+
 def _run_command(args: list[str], cli, where: str, page_text: str) -> None:
-    if args[0] == "run" and "ci" not in [b for a, b in zip(args, args[1:]) if a == "--profile"]:
+    profile = [b for a, b in zip(args, args[1:]) if a == "--profile"]
+    covered = args[0] == "run" and _covered_by_check_configs(args)
+    if covered:
+        assert _check_configs_runs_every_ci_profile(), f"{where}: make test no longer runs it"
+    if args[0] == "run" and ("ci" not in profile or covered):
         import typer
 
         from safeclf.api import read_spec
@@ -178,7 +215,7 @@ def test_every_readme_figure_names_its_page_and_command():
             assert page.is_file(), f"no page {target}"
             if anchor:
                 assert anchor in _anchors(page), f"no heading #{anchor} on {target}"
-            pages.append(page.read_text(encoding="utf-8"))
+            pages.append(re.sub(r"\s+", " ", page.read_text(encoding="utf-8")))  # one line
         for command, config in commands:
             if config:
                 assert (ROOT / config).is_file(), f"no config {config}"
