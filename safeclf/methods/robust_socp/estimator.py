@@ -108,6 +108,25 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fitting ---------------------------------------------------------------------------
     def fit(self, X, y, uncertainty=None):
+        """Solve the formulation's problem on the uncertain training points.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, n)
+            The observed points (the SVM trains on them); they must lie inside their
+            supports.
+        y : array-like of shape (m,)
+            Labels, two classes.
+        uncertainty : dict or Uncertainty, optional
+            Each entry's partial information: (m, n) arrays ``lower``, ``upper``,
+            ``mean_lo``, ``mean_hi``, ``second_moment`` (NaN where unknown). Without it X is
+            taken as exact and every formulation is the soft-margin SVM.
+
+        Returns
+        -------
+        self : RobustSOCPClassifier
+            The fitted estimator.
+        """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
