@@ -16,7 +16,8 @@ Per page, in a scratch folder that sees the repository's ``configs/``, ``dataset
   anything else is an error;
 - ``yaml`` blocks are parsed, and one with a ``name``, ``datasets`` and ``methods`` is checked
   as a whole spec;
-- ``text`` blocks (output, synopses, set-up commands) are not run.
+- ``text`` blocks (output, synopses, set-up commands) are not run;
+- the docstring examples of every object the API reference shows run as doctests.
 """
 
 from __future__ import annotations
@@ -157,6 +158,47 @@ def test_examples_run(page, scratch, cli):
         ran += 1
     assert ran > 0
 
+
+def _reference_objects() -> list[str]:
+    """The dotted names the API reference pages render (``::: name``)."""
+    return [name for page in sorted((DOCS / "reference").glob("*.md"))
+            for name in re.findall(r"^::: ([\w.]+)", page.read_text(encoding="utf-8"), re.M)]
+
+
+def _import(dotted: str):
+    import importlib
+
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(dotted)
+
+
+def test_reference_docstring_examples_run(scratch):
+    """Examples shown in the API reference are doctests, run here (outputs compared)."""
+    import doctest
+
+    names = _reference_objects()
+    assert "safeclf.api.run" in names and len(names) >= 15
+    finder = doctest.DocTestFinder(recurse=True, exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    seen, examples = set(), 0
+    for name in names:
+        for test in finder.find(_import(name), name):
+            if test.name in seen:
+                continue
+            seen.add(test.name)
+            examples += len(test.examples)
+            runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0
+    assert examples >= 3  # safeclf.run's at least
 
 # -- the README -------------------------------------------------------------------------------
 
