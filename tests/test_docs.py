@@ -33,7 +33,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.M | re.S)
-RUN_LANGS = {"python", "sh", "yaml"}
+RUN_LANGS = {"python", "sh", "bash", "yaml"}  # bash: run as sh
 KNOWN_LANGS = RUN_LANGS | {"text", "toml"}
 
 
@@ -146,7 +146,7 @@ def test_examples_run(page, scratch, cli):
         where = f"{page.relative_to(ROOT)}:{line}"
         if lang == "python":
             exec(compile(code, where, "exec"), namespace)  # noqa: S102
-        elif lang == "sh":
+        elif lang in ("sh", "bash"):
             for k, text in enumerate(code.splitlines()):
                 _run_shell_line(text, cli, f"{where}+{k + 1}", page.read_text())
         elif lang == "yaml":
