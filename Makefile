@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test check-configs reproduce bench lint
+.PHONY: install run test docs check-configs reproduce bench lint
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,7 +19,12 @@ run: install
 
 test: install
 	$(BIN)/pytest
+	$(MAKE) --no-print-directory docs
 	$(MAKE) --no-print-directory check-configs
+
+# The documentation site, into build/docs (git-ignored); --strict: every warning is an error.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # Every paper table, re-checked: each config's CI profile must meet all its expectations.
 check-configs: install

@@ -45,15 +45,81 @@ class Bound:
     approximate = False
 
     def upper(self, k, n: int, delta: float):
+        """Upper confidence limit U with P(p ≤ U) ≥ 1 − δ.
+
+        Parameters
+        ----------
+        k : int or array of int
+            Events counted (one limit per count).
+        n : int
+            Rows.
+        delta : float
+            δ, the probability the limit may fail.
+
+        Returns
+        -------
+        float or ndarray
+            U, shaped like ``k`` (1 when ``n`` is 0).
+        """
         raise NotImplementedError
 
     def p_above(self, k, n: int, bound: float):
+        """p-value of the null hypothesis p ≥ ``bound`` (small when the count shows the rate is
+        below it); super-uniform under the null and dual to :meth:`upper`.
+
+        Parameters
+        ----------
+        k : int or array of int
+            Events counted.
+        n : int
+            Rows.
+        bound : float
+            b of the null hypothesis p ≥ b.
+
+        Returns
+        -------
+        float or ndarray
+            The p-value, shaped like ``k``.
+        """
         raise NotImplementedError
 
     def lower(self, k, n: int, delta: float):
+        """Lower confidence limit L with P(p ≥ L) ≥ 1 − δ: 1 − U(n − k, n, δ).
+
+        Parameters
+        ----------
+        k : int or array of int
+            Events counted.
+        n : int
+            Rows.
+        delta : float
+            δ, the probability the limit may fail.
+
+        Returns
+        -------
+        float or ndarray
+            L, shaped like ``k`` (0 when ``n`` is 0).
+        """
         return 1.0 - self.upper(n - np.asarray(k), n, delta) if n > 0 else _scalar(k, 0.0)
 
     def p_below(self, k, n: int, bound: float):
+        """p-value of the null hypothesis p ≤ ``bound``: :meth:`p_above` of the complementary
+        count.
+
+        Parameters
+        ----------
+        k : int or array of int
+            Events counted.
+        n : int
+            Rows.
+        bound : float
+            b of the null hypothesis p ≤ b.
+
+        Returns
+        -------
+        float or ndarray
+            The p-value, shaped like ``k``.
+        """
         return self.p_above(n - np.asarray(k), n, 1.0 - bound)
 
     def __repr__(self) -> str:

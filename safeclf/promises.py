@@ -92,22 +92,33 @@ class Promise:
 
     Parameters
     ----------
-    name : short identifier, unique within a job (``joint_fp_rate``, ``constraint_fairness``).
-    statement : the promise in words with its equation (``P(y = U, predicted S) ≤ ε``).
-    quantity : what is measured (:class:`Quantity`).
-    sense : ``"<="`` or ``">="``.
-    bound : the value promised.
-    kind : one of :data:`KINDS`.
-    source : paper and equation.
-    delta : δ of a high-confidence promise.
-    note : anything a reader must know to read the verdict.
-    rule : the decision rule the promise is about: ``"predict"`` (the model's ``predict``,
-        the rule every check measures) or ``"randomized"`` (``predict`` draws the positive
-        class with probability ``predict_proba``; a training promise then holds for the
-        expected rates, so its training check uses the probabilities).
-    tolerance : for a ``training`` promise, how far (in the quantity's units) the training
-        value may fall on the wrong side of the bound and still meet it (a solver's
-        feasibility tolerance).
+    name : str
+        Short identifier, unique within a job (``joint_fp_rate``, ``constraint_fairness``).
+    statement : str
+        The promise in words with its equation (``P(y = U, predicted S) ≤ ε``).
+    quantity : Quantity
+        What is measured.
+    sense : {"<=", ">="}
+        The side of ``bound`` the quantity is promised to be on.
+    bound : float
+        The value promised.
+    kind : str
+        One of :data:`KINDS` (high-confidence, in expectation, worst-case, training, ...).
+    source : str
+        Paper and equation.
+    delta : float, optional
+        δ of a high-confidence promise.
+    note : str, default ""
+        Anything a reader must know to read the verdict.
+    rule : {"predict", "randomized"}, default "predict"
+        The decision rule the promise is about: the model's ``predict`` (the rule every
+        check measures), or ``"randomized"`` (``predict`` draws the positive class with
+        probability ``predict_proba``; a training promise then holds for the expected rates,
+        so its training check uses the probabilities).
+    tolerance : float, default 0.0
+        For a ``training`` promise, how far (in the quantity's units) the training value may
+        fall on the wrong side of the bound and still meet it (a solver's feasibility
+        tolerance).
     """
 
     name: str
@@ -185,7 +196,22 @@ class Checked:
 # -- intervals --------------------------------------------------------------------------------
 def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Exact two-sided interval for a binomial proportion from k successes in n trials: the
-    two one-sided bounds, each at (1 − confidence) / 2."""
+    two one-sided bounds, each at (1 − confidence) / 2.
+
+    Parameters
+    ----------
+    k : int
+        Successes.
+    n : int
+        Trials.
+    confidence : float, default 0.95
+        Two-sided confidence level.
+
+    Returns
+    -------
+    lower, upper : float
+        The interval's ends (NaN when ``n`` is 0).
+    """
     if n <= 0:
         return float("nan"), float("nan")
     a = (1.0 - confidence) / 2.0
@@ -213,7 +239,24 @@ def clopper_pearson_lower(k: int, n: int, delta: float) -> float:
 def katz_ratio(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95,
                sides: int = 2) -> tuple[float, float, float]:
     """(estimate, lower, upper) of (k₁/n₁)/(k₂/n₂) by Katz's log method; a zero count is
-    replaced by 0.5 for the interval. ``sides=1`` gives one-sided bounds at ``confidence``."""
+    replaced by 0.5 for the interval.
+
+    Parameters
+    ----------
+    k1, n1 : int
+        Events and rows of the numerator's group (the protected group of a fairness ratio).
+    k2, n2 : int
+        Events and rows of the denominator's group (the privileged group).
+    confidence : float, default 0.95
+        Confidence level.
+    sides : {1, 2}, default 2
+        2: a two-sided interval; 1: each end a one-sided bound at ``confidence``.
+
+    Returns
+    -------
+    estimate, lower, upper : float
+        The ratio (NaN when ``k2`` is 0) and the interval's ends.
+    """
     from scipy.stats import norm
 
     if n1 <= 0 or n2 <= 0:

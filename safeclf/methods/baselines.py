@@ -18,8 +18,20 @@ from safeclf.solver_status import of_estimator
 class SVMClassifier(ClassifierMixin, BaseEstimator):
     """Soft-margin SVM: ``LinearSVC`` for ``kernel="linear"``, ``SVC`` otherwise.
 
-    Parameters mirror scikit-learn's: ``C`` > 0, ``kernel`` in linear/rbf/poly/sigmoid,
-    ``gamma``, ``degree``, ``coef0``, ``class_weight``.
+    Parameters
+    ----------
+    C : float > 0, default 1.0
+        Inverse regularisation strength, as in scikit-learn.
+    kernel : {"linear", "rbf", "poly", "sigmoid"}, default "linear"
+        ``"linear"`` fits ``LinearSVC``; the others ``SVC`` with that kernel.
+    gamma, degree, coef0
+        The kernel's parameters, as in ``SVC``.
+    class_weight : dict, "balanced" or None
+        As in scikit-learn.
+    max_iter : int, default 10000
+        Iteration limit of the solver.
+    random_state : int or None
+        Seeds ``LinearSVC``'s coordinate descent.
     """
 
     _parameter_constraints = {

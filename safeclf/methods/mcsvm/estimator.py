@@ -172,8 +172,20 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, X_cal=None, y_cal=None):
         """Learn w and the b_k on (X, y), then the offset b on (X_cal, y_cal).
 
-        Without a calibration set the offset is chosen on the training data and the model
-        carries no guarantee (``guarantee_`` says so).
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training points.
+        y : array-like of shape (n_samples,)
+            Two classes: the larger label is safe (S), the smaller unsafe (U).
+        X_cal, y_cal : array-like, optional
+            The calibration split the offset is chosen on. Without it the offset is chosen
+            on the training data and the model carries no guarantee (``guarantee_`` says so).
+
+        Returns
+        -------
+        self : MultiCostSVM
+            The fitted estimator.
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)

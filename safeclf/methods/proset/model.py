@@ -133,7 +133,20 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fitting ------------------------------------------------------------------------------
     def fit(self, X, y):
-        """Fit on X (n_samples, n_features) and labels y (any hashable values, ≥ 2 classes)."""
+        """Add batches of prototypes greedily (with the search the ``search`` parameter asks for).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training points, best standardised (the start value assumes unit scale).
+        y : array-like of shape (n_samples,)
+            Labels: any hashable values, at least 2 classes.
+
+        Returns
+        -------
+        self : ProsetClassifier
+            The fitted estimator.
+        """
         cpu_start = time.process_time()
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)

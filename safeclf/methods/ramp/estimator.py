@@ -242,11 +242,30 @@ class RampClassifier(LinearBinaryClassifier):
 
     # -- fitting ------------------------------------------------------------------------------
     def fit(self, X, y, groups=None, role=None, baseline=None, privileged_group=None, **rows):
-        """Fit on X (n, d; dense or sparse) and labels y (n,) with two classes; ``groups``,
-        ``role``, ``baseline`` and ``rows`` are the named per-row arrays the constraints
-        refer to (the first three also through scikit-learn's metadata routing:
-        :mod:`safeclf.routing`); ``privileged_group`` the dataset's privileged group, used by
-        ratio constraints that name none (:mod:`safeclf.groups`)."""
+        """Fit Problem 2 by Algorithm 1, then choose ``predict``'s threshold on the training
+        scores.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n, d)
+            Training rows.
+        y : array-like of shape (n,)
+            Labels, two classes.
+        groups, role, baseline : array-like of shape (n,), optional
+            Named per-row arrays the constraints refer to (group labels, the churn study's
+            roles, a deployed model's predictions); also passed through scikit-learn's
+            metadata routing (:mod:`safeclf.routing`).
+        privileged_group : str, optional
+            The dataset's privileged group, used by ratio constraints that name none
+            (:mod:`safeclf.groups`).
+        **rows : array-like of shape (n,)
+            Further named per-row arrays the constraints refer to.
+
+        Returns
+        -------
+        self : RampClassifier
+            The fitted estimator.
+        """
         if "sample_weight" in rows:
             raise TypeError("RampClassifier.fit does not take sample_weight: weigh the rates "
                             "with objective terms ({rate, subset, weight}) instead")

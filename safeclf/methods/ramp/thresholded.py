@@ -25,8 +25,25 @@ class ThresholdedSVM(LinearBinaryClassifier):
     so that the recall on ``recall_subset`` is ``recall_min`` (a number or ``baseline``: the
     deployed model's recall there, rows ``baseline``): the two are compared at equal recall.
 
-    ``report`` (constraint mappings, the ramp vocabulary) and ``monitor`` (rates) are only
-    evaluated for the report, under the same metric names as the ramp method's."""
+    Parameters
+    ----------
+    C : float > 0, default 1.0
+        The SVM's C.
+    train_subset : mapping or None
+        The rows trained on (a subset in the ramp vocabulary; None: all).
+    recall_subset : mapping or None
+        The rows the recall is reached on.
+    recall_min : float or "baseline", default "baseline"
+        The recall to reach; ``"baseline"``: the deployed model's recall there (rows
+        ``baseline``).
+    report : list of mappings or None
+        Constraints in the ramp vocabulary, evaluated for the report only, under the ramp
+        method's metric names.
+    monitor : list of mappings or None
+        Rates evaluated for the report only.
+    random_state : int or None
+        Seeds ``LinearSVC``.
+    """
 
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither")],

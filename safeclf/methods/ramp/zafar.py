@@ -79,10 +79,17 @@ def solve_clarabel(X, y_pm, xbar, c, lam):
 class ZafarSVM(LinearBinaryClassifier):
     """Hinge-loss SVM with the covariance constraint |⟨w, x̄⟩| ≤ c (Zafar et al. 2015).
 
-    Parameters: ``c`` ≥ 0 the covariance bound (None: unconstrained), ``lam`` (None: 1/n),
-    ``privileged`` the group D_M (None: the dataset's, else the group whose labels are most
-    often positive: :func:`safeclf.groups.resolve`),
-    ``solver`` "clarabel" (direct conic form) or "cvxpy" (the readable model)."""
+    Parameters
+    ----------
+    c : float ≥ 0 or None
+        The covariance bound (None: unconstrained).
+    lam : float or None
+        The regularisation weight λ (None: 1/n).
+    privileged : str or None
+        The group D_M (None: the dataset's, else the group whose labels are most often
+        positive: :func:`safeclf.groups.resolve`).
+    solver : {"clarabel", "cvxpy"}, default "clarabel"
+        The direct conic form, or the readable cvxpy model."""
 
     _parameter_constraints = {
         "c": [Interval(Real, 0, None, closed="left"), None],

@@ -56,16 +56,29 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
     random_state : int, RandomState or None
         Seeds the Monte-Carlo check.
 
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n,)
+        w.
+    intercept_ : float
+        −b, so ``decision_function`` = Xw − b.
+    slack_ : ndarray of shape (m,)
+        ξ.
+    objective_ : float
+        The problem's optimal value.
+    classes_ : ndarray of shape (2,)
+        classes_[1] is y = +1.
+    box_binding_ : bool
+        For "-I": whether the support box cuts some point's set; if not, the plain twin is
+        solved, which is the same problem.
+
+    Notes
+    -----
     ``fit(X, y, uncertainty=None)``: ``X`` (m, n) holds the observed points (SVM trains on
     them; they must lie inside their supports), ``uncertainty`` the partial information as a
     dict of (m, n) arrays (keys lower, upper, mean_lo, mean_hi, second_moment; see
     :mod:`.uncertainty`) or an :class:`Uncertainty`. Without it, X is taken as exact
     (zero-width supports, means X): every formulation is then the soft-margin SVM.
-
-    Attributes: ``coef_`` (w), ``intercept_`` (−b, so decision_function = Xw − b),
-    ``slack_`` (ξ), ``objective_``, ``classes_`` (classes_[1] is y = +1), ``box_binding_``
-    (for "-I": whether the support box cuts some point's set; if not, the plain twin is
-    solved, which is the same problem).
     """
 
     _parameter_constraints = {
@@ -95,6 +108,25 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fitting ---------------------------------------------------------------------------
     def fit(self, X, y, uncertainty=None):
+        """Solve the formulation's problem on the uncertain training points.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, n)
+            The observed points (the SVM trains on them); they must lie inside their
+            supports.
+        y : array-like of shape (m,)
+            Labels, two classes.
+        uncertainty : dict or Uncertainty, optional
+            Each entry's partial information: (m, n) arrays ``lower``, ``upper``,
+            ``mean_lo``, ``mean_hi``, ``second_moment`` (NaN where unknown). Without it X is
+            taken as exact and every formulation is the soft-margin SVM.
+
+        Returns
+        -------
+        self : RobustSOCPClassifier
+            The fitted estimator.
+        """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)

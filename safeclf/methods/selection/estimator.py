@@ -160,9 +160,21 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, X_hindsight=None, y_hindsight=None):
         """Run the procedure on the training stream (X, y).
 
-        ``X_hindsight``, ``y_hindsight`` (optional; the runner passes the test part) define
-        the oracle: every class trained on the whole budget, the best in hindsight by (5).
-        Only ``procedure="oracle"`` uses them to choose, and it requires them.
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training stream, consumed a quantum at a time.
+        y : array-like of shape (n_samples,)
+            Labels.
+        X_hindsight, y_hindsight : array-like, optional
+            Data that define the oracle (the runner passes the test part): every class
+            trained on the whole budget, the best in hindsight by (5). Only
+            ``procedure="oracle"`` uses them to choose, and it requires them.
+
+        Returns
+        -------
+        self : BudgetedSelection
+            The fitted estimator.
         """
         super()._validate_params()
         X, y = validate_data(self, X, y, accept_sparse=False)

@@ -1,0 +1,270 @@
+"""Every example on the documentation site (and in the README) runs, so none can go stale; the
+README stays a short front door whose every figure names the page and command behind it.
+
+Per page, in a scratch folder that sees the repository's ``configs/``, ``datasets/`` and
+``benchmarks/`` (runs are written there, never into the source tree):
+
+- ``python`` blocks are executed in order in one namespace;
+- ``sh`` blocks line by line: ``safeclf`` commands through the command line itself, with two
+  exceptions whose options are parsed by the ``run`` command and whose spec, profile and
+  overrides are checked as ``validate`` checks them: a ``safeclf run`` without ``--profile ci``
+  (a full reproduction, minutes to hours: ``make reproduce`` runs those), and a paper config's
+  ci profile as ``make check-configs`` runs it (``safeclf run configs/X.yaml --profile ci
+  [--check]``: ``make test`` runs every one of them right after this suite, which the test
+  checks in the Makefile; each takes one to five minutes); the quickstart runs for real;
+  ``python benchmarks/X.py`` must name a script and ``make T`` a target of the Makefile;
+  anything else is an error;
+- ``yaml`` blocks are parsed, and one with a ``name``, ``datasets`` and ``methods`` is checked
+  as a whole spec;
+- ``text`` blocks (output, synopses, set-up commands) are not run;
+- the docstring examples of every object the API reference shows run as doctests.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.M | re.S)
+RUN_LANGS = {"python", "sh", "bash", "yaml"}  # bash: run as sh
+KNOWN_LANGS = RUN_LANGS | {"text", "toml"}
+
+
+def _blocks(page: Path) -> list[tuple[str, str, int]]:
+    text = page.read_text(encoding="utf-8")
+    return [(m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1)
+            for m in FENCE.finditer(text)]
+
+
+PAGES = sorted(DOCS.rglob("*.md")) + [ROOT / "README.md"]
+RUNNABLE = [p for p in PAGES if any(lang in RUN_LANGS for lang, _, _ in _blocks(p))]
+
+
+def test_every_block_says_what_it_is():
+    """A block without a language, or with one this test does not know, would go unchecked."""
+    unknown = [(p.relative_to(ROOT), line, lang) for p in PAGES for lang, _, line in _blocks(p)
+               if lang not in KNOWN_LANGS]
+    assert not unknown
+    assert len(RUNNABLE) >= 10  # the guide's pages and the method families have examples
+
+
+@pytest.fixture
+def scratch(tmp_path, monkeypatch):
+    for name in ("configs", "datasets", "benchmarks"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+# configs whose ci profile runs in seconds: the docs' examples run these for real
+RUN_FOR_REAL = {"configs/quickstart.yaml"}
+
+
+def _check_configs_runs_every_ci_profile() -> bool:
+    """``make test`` runs ``check-configs``, which runs each configs/*.yaml with --profile ci --check."""
+    makefile = (ROOT / "Makefile").read_text()
+    test_target = re.search(r"^test:.*?(?=^\S)", makefile, re.M | re.S).group(0)
+    loop = re.search(r"^check-configs:.*?(?=^\S|\Z)", makefile, re.M | re.S).group(0)
+    return ("check-configs" in test_target and "configs/*.yaml" in loop
+            and "--profile ci --check" in loop)
+
+
+def _covered_by_check_configs(args: list[str]) -> bool:
+    """``run configs/X.yaml --profile ci [--check] [--out DIR]``: what make check-configs runs."""
+    if not args[1].startswith("configs/") or args[1] in RUN_FOR_REAL:
+        return False
+    rest, options = args[2:], {}
+    while rest:
+        if rest[0] in ("--profile", "--out") and len(rest) > 1:
+            options[rest[0]] = rest[1]
+            rest = rest[2:]
+        elif rest[0] == "--check":
+            rest = rest[1:]
+        else:
+            return False  # overrides or other options: not what check-configs runs
+    return options.get("--profile") == "ci"
+
+
+def _run_command(args: list[str], cli, where: str, page_text: str) -> None:
+    profile = [b for a, b in zip(args, args[1:]) if a == "--profile"]
+    covered = args[0] == "run" and _covered_by_check_configs(args)
+    if covered:
+        assert _check_configs_runs_every_ci_profile(), f"{where}: make test no longer runs it"
+    if args[0] == "run" and ("ci" not in profile or covered):
+        import typer
+
+        from safeclf.api import read_spec
+        from safeclf.cli import app
+        from safeclf.errors import SpecError
+
+        command = typer.main.get_command(app).commands["run"]
+        ctx = command.make_context("run", list(args[1:]))  # unknown options raise here
+        p = ctx.params
+        try:
+            read_spec(p["spec"], p["profile"], p["overrides"] or [])
+        except SpecError as exc:  # a reproduction needing the papers' peers: the page says so
+            assert "install the bench extra" in str(exc) and "[bench]" in page_text, \
+                f"{where}: {exc}"
+        return
+    result = cli(*args)
+    assert result.exit_code == 0, f"{where}: safeclf {' '.join(args)}\n{result.output}"
+
+
+def _run_shell_line(line: str, cli, where: str, page_text: str) -> None:
+    words = shlex.split(line, comments=True)
+    if not words:
+        return
+    head, args = words[0], words[1:]
+    if head.endswith("safeclf"):
+        expanded = []
+        for a in args:
+            expanded += sorted(glob.glob(a)) or [a] if "*" in a else [a]
+        _run_command(expanded, cli, where, page_text)
+    elif head.endswith("python") and args and args[0].startswith("benchmarks/"):
+        assert (ROOT / args[0]).is_file(), f"{where}: no script {args[0]}"
+    elif head == "make":
+        makefile = (ROOT / "Makefile").read_text()
+        assert re.search(rf"^{re.escape(args[0])}:", makefile, re.M), f"{where}: no target {args[0]}"
+    else:
+        raise AssertionError(f"{where}: '{head}' is not a command the docs test can run")
+
+
+@pytest.mark.parametrize("page", RUNNABLE, ids=[str(p.relative_to(ROOT)) for p in RUNNABLE])
+def test_examples_run(page, scratch, cli):
+    from safeclf.api import read_spec
+
+    namespace: dict = {"__name__": "__docs__"}
+    ran = 0
+    for lang, code, line in _blocks(page):
+        where = f"{page.relative_to(ROOT)}:{line}"
+        if lang == "python":
+            exec(compile(code, where, "exec"), namespace)  # noqa: S102
+        elif lang in ("sh", "bash"):
+            for k, text in enumerate(code.splitlines()):
+                _run_shell_line(text, cli, f"{where}+{k + 1}", page.read_text())
+        elif lang == "yaml":
+            data = yaml.safe_load(code)
+            if isinstance(data, dict) and {"name", "datasets", "methods"} <= set(data):
+                read_spec(data)
+        else:
+            continue
+        ran += 1
+    assert ran > 0
+
+
+def _reference_objects() -> list[str]:
+    """The dotted names the API reference pages render (``::: name``)."""
+    return [name for page in sorted((DOCS / "reference").glob("*.md"))
+            for name in re.findall(r"^::: ([\w.]+)", page.read_text(encoding="utf-8"), re.M)]
+
+
+def _import(dotted: str):
+    import importlib
+
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(dotted)
+
+
+def test_reference_docstring_examples_run(scratch):
+    """Examples shown in the API reference are doctests, run here (outputs compared)."""
+    import doctest
+
+    names = _reference_objects()
+    assert "safeclf.api.run" in names and len(names) >= 15
+    finder = doctest.DocTestFinder(recurse=True, exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    seen, examples = set(), 0
+    for name in names:
+        for test in finder.find(_import(name), name):
+            if test.name in seen:
+                continue
+            seen.add(test.name)
+            examples += len(test.examples)
+            runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0
+    assert examples >= 3  # safeclf.run's at least
+
+# -- the README -------------------------------------------------------------------------------
+
+README_LIMIT = 12_000  # bytes: the issue's "≤ 12 KB", read strictly
+# a measured figure: a decimal (not a bound or setting written after ≤ ≥ < > =) or "k of n"
+FIGURE = re.compile(r"(?<![\w.≤≥<>=])(?<![≤≥<>=] )\d+(?:,\d{3})*\.\d+(?!\w|\.\d)"
+                    r"|\b\d+(?:,\d{3})* of \d+(?:,\d{3})*\b")
+DOC_LINK = re.compile(r"\]\((docs/[^)#\s]+\.md)(?:#([^)\s]+))?\)")
+COMMAND = re.compile(r"`((?:safeclf run (configs/[\w.-]+\.yaml)[^`]*)|make reproduce)`")
+
+
+def _readme_units() -> list[str]:
+    """The README's prose without code blocks, one unit per paragraph and per table row."""
+    text = FENCE.sub("", (ROOT / "README.md").read_text(encoding="utf-8"))
+    units = []
+    for para in re.split(r"\n\s*\n", text):
+        rows = [r for r in para.splitlines() if r.startswith("|")]
+        units += rows if rows else [para]
+    return units
+
+
+def _anchors(page: Path) -> set[str]:
+    """The heading anchors MkDocs' toc gives a page (lower case, punctuation dropped, '-')."""
+    out = set()
+    for title in re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.M):
+        slug = re.sub(r"[^\w\s-]", "", title.replace("`", "").lower()).strip()
+        out.add(re.sub(r"[\s]+", "-", slug))
+    return out
+
+
+def test_readme_is_a_short_front_door():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.encode()) <= README_LIMIT, f"README is {len(text.encode())} bytes"
+    # the two set-up commands CI and fresh machines rely on, exactly
+    assert re.search(r"^make run\b", text, re.M) and re.search(r"^make test\b", text, re.M)
+    # every method family and its page; a "More" section (sections may be appended after it)
+    for family in ("robust_socp", "mcsvm", "ramp", "proset", "budgeted_selection"):
+        assert f"`{family}`" in text and f"(docs/methods/{family}.md)" in text, family
+    assert "More" in re.findall(r"^## (.+)$", text, re.M)
+
+
+def test_every_readme_figure_names_its_page_and_command():
+    """A figure (a decimal, or 'k of n') sits beside a link to the docs page that states it and a
+    command that reproduces it; the page states the figure and names that command."""
+    checked = 0
+    for unit in _readme_units():
+        prose = re.sub(r"`[^`]*`", "", unit)  # numbers inside code are parameters, not figures
+        figures = FIGURE.findall(prose)
+        if not figures:
+            continue
+        links = DOC_LINK.findall(unit)
+        commands = COMMAND.findall(unit)
+        assert links, f"figures {figures} without a link to a docs page: {unit[:80]!r}"
+        assert commands, f"figures {figures} without the command that reproduces them: {unit[:80]!r}"
+        pages = []
+        for target, anchor in links:
+            page = ROOT / target
+            assert page.is_file(), f"no page {target}"
+            if anchor:
+                assert anchor in _anchors(page), f"no heading #{anchor} on {target}"
+            pages.append(re.sub(r"\s+", " ", page.read_text(encoding="utf-8")))  # one line
+        for command, config in commands:
+            if config:
+                assert (ROOT / config).is_file(), f"no config {config}"
+            assert any(command in p for p in pages), f"no linked page names `{command}`"
+        for figure in figures:
+            assert any(figure in p for p in pages), f"figure {figure} is on no linked page"
+        checked += 1
+    assert checked >= 5  # one per method family at least
