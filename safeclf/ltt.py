@@ -1,0 +1,91 @@
+"""Learn-then-Test (Angelopoulos, Bates, Candès, Jordan and Lei, 2021): which decision rules of
+an ordered family can be certified on held-back rows, with family-wise error at most δ.
+
+For each candidate rule λ and the promises P₁ … P_m it should keep, the null hypothesis H_λ is
+"some P_i is violated on the population". :func:`promise_p_value` gives a p-value for one
+promise from the rule's counts on the held-back rows (super-uniform under that promise's
+violation, whatever the other promises do); :func:`joint_p_value` takes the largest over the
+promises, which is super-uniform under H_λ (H_λ true means some P_i is violated, and the
+maximum is at least that P_i's p-value). Testing the rules in a fixed order chosen without the
+held-back rows and stopping at the first non-rejection (:func:`fixed_sequence`) rejects a true
+null with probability ≤ δ in all (each rejection before the first true null is of a false
+null; the first true null tested is rejected with probability ≤ δ); :func:`holm` is the
+step-down alternative for an unordered grid. So, with probability ≥ 1 − δ over the held-back
+rows, every certified rule keeps every promise on the population, and so does any one chosen
+among them afterwards, by any criterion.
+
+P-values from the counts (a :class:`~safeclf.bounds.Bound` gives each one-sided one):
+
+* a rate r ≤ b: ``bound.p_above(k, n, b)``; r ≥ b: ``bound.p_below(k, n, b)``;
+* a ratio s_A / s_B ≥ κ of two group rates: p = inf{α : L_A(α/2) ≥ κ · U_B(α/2)}. Under the
+  null s_A < κ s_B a rejection at α needs L_A > s_A or U_B < s_B (else
+  L_A ≤ s_A < κ s_B ≤ κ U_B), each with probability ≤ α/2; likewise for ≤ κ with U_A and L_B.
+
+Counts are conditional on the group sizes of the held-back rows, which does not change the
+validity (the bound holds for every size).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from safeclf.bounds import Bound
+from safeclf.promises import Evidence, Promise
+
+
+def _ratio_p_value(ev: Evidence, sense: str, kappa: float, bound: Bound) -> float:
+    """inf{α: the two halves' bounds certify the ratio} by bisection (monotone in α)."""
+    if not ev.n or not ev.n2:
+        return 1.0
+
+    def passes(alpha):
+        a = alpha / 2
+        if sense == ">=":
+            return bound.lower(ev.k, ev.n, a) >= kappa * bound.upper(ev.k2, ev.n2, a)
+        return bound.upper(ev.k, ev.n, a) <= kappa * bound.lower(ev.k2, ev.n2, a)
+
+    if not passes(1.0):
+        return 1.0
+    lo, hi = 0.0, 1.0  # passes(hi) is true
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if passes(mid) else (mid, hi)
+    return hi
+
+
+def promise_p_value(p: Promise, ev: Evidence, bound: Bound) -> float:
+    """A p-value for "``p`` is violated on the population" from its counts ``ev``."""
+    kind = p.quantity.kind
+    if kind == "rate":
+        if not ev.n:
+            return 1.0
+        f = bound.p_above if p.sense == "<=" else bound.p_below
+        return float(f(ev.k, ev.n, p.bound))
+    if kind == "ratio":
+        return _ratio_p_value(ev, p.sense, p.bound, bound)
+    raise ValueError(f"promise {p.name}: a {kind} quantity cannot be certified from counts")
+
+
+def joint_p_value(promises, evidence, bound: Bound) -> float:
+    """The largest of the promises' p-values (valid for "some promise is violated")."""
+    return max(promise_p_value(p, ev, bound) for p, ev in zip(promises, evidence, strict=True))
+
+
+def fixed_sequence(p_values, delta: float) -> int:
+    """How many leading hypotheses fixed-sequence testing rejects at level ``delta``."""
+    for i, p in enumerate(p_values):
+        if not p <= delta:
+            return i
+    return len(p_values)
+
+
+def holm(p_values, delta: float) -> np.ndarray:
+    """The hypotheses Holm's step-down procedure rejects at level ``delta`` (boolean mask)."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p, kind="stable")
+    rejected = np.zeros(p.size, bool)
+    for j, i in enumerate(order):
+        if not p[i] <= delta / (p.size - j):
+            break
+        rejected[i] = True
+    return rejected
