@@ -42,6 +42,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 
 from safeclf import bounds as B
 from safeclf import ltt
+from safeclf.data import _take
 from safeclf.errors import DataError, SafeclfError
 from safeclf.promises import Evidence, Promise, rate_evidence
 
@@ -121,49 +122,113 @@ def _threshold_for_rate(score: np.ndarray, rate: float) -> float:
     return float(s[k - 1] - 1e-12 * max(1.0, abs(s[k - 1]))) if k <= s.size else -np.inf
 
 
-def _group_rules(promises, cand: Part, base: float, n_steps: int) -> list[Rule]:
-    """For each ratio promise over groups: rules lowering the lagging groups' thresholds until
-    each reaches ρ × the reference group's candidate rate (the privileged group, else the
-    highest), ρ from 1 down to κ."""
+def group_entry(promises) -> str | None:
+    """The rows entry whose groups per-group thresholds are for: that of the promises on a
+    ratio of group rates of positive predictions held from below (s_p(A) ≥ κ s_p(B)), when
+    there are such promises; None otherwise."""
+    entries = [p.quantity.groups for p in promises if _levels_up(p)]
+    return entries[0] if entries else None
+
+
+def _levels_up(p: Promise) -> bool:
+    q = p.quantity
+    return q.kind == "ratio" and p.sense == ">=" and q.event == "predicted_positive"
+
+
+def _group_rules(promises, cand: Part, grid: np.ndarray, base: int, entry: str,
+                 n_rho: int = 31, n_ref: int = 9) -> list[Rule]:
+    """Rules with a threshold per group, from the candidate part only: a reference threshold
+    t (the error-optimal global one and its neighbours on ``grid``) and a level ρ; the group(s)
+    with the highest candidate rate R at t keep t, every other group gets the largest threshold
+    that gives it a candidate rate ≥ ρ R (never above t). ρ runs from 1/κ (every group well
+    above the promise) down to κ (just at it), so the family spans the safest to the most
+    accurate rules for each κ-promise about ``entry``, for any number of groups."""
+    ups = [p for p in promises if _levels_up(p) and p.quantity.groups == entry]
+    q = ups[0].quantity
+    among = np.ones_like(cand.y_pos) if q.label is None else (
+        cand.y_pos if q.label == "positive" else ~cand.y_pos)
+    g = np.asarray(cand.rows[entry]).astype(str)
+    names = [a for a in np.unique(g) if np.any((g == a) & among)]
+    scores = {a: cand.score[(g == a) & among] for a in names}
+    kappa = min(p.bound for p in ups)
+    rhos = np.linspace(max(1.0, 1.0 / kappa) if kappa > 0 else 1.0, kappa, n_rho)
+    finite = [i for i in range(len(grid)) if np.isfinite(grid[i])]
+    near = sorted(finite, key=lambda i: abs(i - base))[:n_ref]
+    out = []
+    for i in near:
+        t = float(grid[i])
+        rates = {a: float(np.mean(scores[a] > t)) for a in names}
+        top = max(rates.values(), default=0.0)
+        if top <= 0:
+            continue
+        for rho in rhos:
+            per = tuple((str(a), t if rates[a] >= top else
+                         min(t, _threshold_for_rate(scores[a], rho * top))) for a in names)
+            out.append(Rule(t, per, entry))
+    return list(dict.fromkeys(out))
+
+
+def _counts(promises, part: Part, rules) -> list[tuple[np.ndarray, ...]]:
+    """Per promise, the arrays (k, n, k2, n2) of its counts under each rule on ``part``."""
     out = []
     for p in promises:
-        q = p.quantity
-        if q.kind != "ratio" or p.sense != ">=" or q.groups not in cand.rows:
-            continue
-        g = np.asarray(cand.rows[q.groups]).astype(str)
-        among = cand.y_pos if q.label == "positive" else np.ones_like(cand.y_pos)
-        names = np.unique(g)
-        rates = {a: float(np.mean(cand.score[(g == a) & among] > base))
-                 if np.any((g == a) & among) else 0.0 for a in names}
-        ref = str(q.privileged) if q.privileged is not None and str(q.privileged) in rates \
-            else max(rates, key=rates.get)
-        for rho in np.linspace(1.0, min(1.0, p.bound), n_steps):
-            target = rho * rates[ref]
-            per = tuple((a, min(base, _threshold_for_rate(cand.score[(g == a) & among], target)))
-                        for a in names if a != ref and rates[a] < target)
-            out.append(Rule(base, per, q.groups))
+        evs = [rate_evidence(p.quantity, part.y_pos, r.positive(part), part.rows) for r in rules]
+        out.append(tuple(np.array([getattr(e, f) if getattr(e, f) is not None else 0
+                                   for e in evs], dtype=float) for f in ("k", "n", "k2", "n2")))
     return out
 
 
-def _evidence(promises, part: Part, rule: Rule) -> list[Evidence]:
-    pred = rule.positive(part)
-    return [rate_evidence(p.quantity, part.y_pos, pred, part.rows) for p in promises]
+def _sizes(promises, part: Part) -> list[Evidence]:
+    """Each promise's sizes (rows counted) on ``part``, predictions not looked at."""
+    return [rate_evidence(p.quantity, part.y_pos, np.zeros_like(part.y_pos), part.rows)
+            for p in promises]
 
 
-def _scaled(ev: Evidence, size: Evidence) -> Evidence:
-    """``ev``'s rates at ``size``'s sizes (the counts a part of that size would show)."""
-    def at(k, n, m):
-        return (k / n) * m if n else 0.0
+def predicted_sizes(promises, cand: Part, n_safe: int) -> list[Evidence]:
+    """The sizes each promise will have on ``n_safe`` held-back rows, predicted from the
+    candidate part (its sizes scaled by n_safe / n_candidate): the held-back part is not
+    looked at."""
+    scale = n_safe / max(1, cand.score.size)
+    out = []
+    for e in _sizes(promises, cand):
+        n2 = None if e.n2 is None else int(round(e.n2 * scale))
+        out.append(Evidence(0, int(round(e.n * scale)), None if n2 is None else 0, n2))
+    return out
 
-    if ev.k2 is None:
-        return Evidence(at(ev.k, ev.n, size.n), size.n)
-    return Evidence(at(ev.k, ev.n, size.n), size.n, at(ev.k2, ev.n2, size.n2), size.n2)
+
+def _predicted_p_values(promises, counts, sizes, bnd) -> np.ndarray:
+    """Each rule's joint p-value if the held-back part showed the candidate rates at the
+    predicted sizes (a ranking, not a test)."""
+    joint = np.zeros(counts[0][0].shape)
+    for p, (k, n, k2, n2), s in zip(promises, counts, sizes, strict=True):
+        rate = np.divide(k, n, out=np.zeros_like(k), where=n > 0)
+        rate2 = np.divide(k2, n2, out=np.zeros_like(k2), where=n2 > 0)
+        pv = ltt.p_values(p, np.round(rate * s.n), s.n, np.round(rate2 * (s.n2 or 0)),
+                          s.n2 or 0, bnd)
+        joint = np.maximum(joint, pv)
+    return joint
+
+
+def pass_probability(promises, rates, sizes, delta: float, bnd, draws: int = 2000,
+                     seed: int = 0) -> float:
+    """The probability that a rule passes the test at ``delta`` when its held-back counts are
+    binomial at ``rates`` (per promise, (rate, rate2)) with ``sizes``: the share of ``draws``
+    simulated held-back parts whose joint p-value is ≤ δ (the promises' counts drawn
+    independently; a prediction for the record, not part of any guarantee)."""
+    rng = np.random.default_rng(seed)
+    joint = np.zeros(draws)
+    for p, (r, r2), s in zip(promises, rates, sizes, strict=True):
+        k = rng.binomial(s.n, min(max(r, 0.0), 1.0), draws) if s.n else np.zeros(draws)
+        k2 = rng.binomial(s.n2, min(max(r2, 0.0), 1.0), draws) if s.n2 else np.zeros(draws)
+        joint = np.maximum(joint, ltt.p_values(p, k, s.n, k2, s.n2 or 0, bnd))
+    return float(np.mean(joint <= delta))
 
 
 def _front(predicted, errors) -> list[int]:
-    """The rules on the front of (predicted p-value, candidate error), in increasing predicted
-    p-value: a rule is tested only if its error is below that of every rule tested before it
-    (a dominated rule could only end the sequence early, and is never the best certified)."""
+    """The path fixed-sequence testing walks: the rules on the front of (predicted p-value,
+    candidate error), in increasing predicted p-value (safest first); a rule is on it only if
+    its error is below that of every rule before it (a rule dominated in both could only end
+    the sequence early, and is never the best certified)."""
     out, best = [], np.inf
     for i in sorted(range(len(errors)), key=lambda i: (predicted[i], errors[i])):
         if errors[i] < best:
@@ -176,58 +241,79 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
            per_group: bool = True, test: str = "fixed_sequence", n_thresholds: int = 100
            ) -> tuple[Rule | None, dict]:
     """Steps 3–4 of the module docstring: the certified rule with the smallest training
-    error, or None; and the record of the search."""
+    error, or None; and the record of the search (sizes, the path's length, p-values, the
+    predicted pass probabilities, the reason for no solution)."""
+    if test not in ("fixed_sequence", "holm"):
+        raise ValueError(f"test must be 'fixed_sequence' or 'holm', got {test!r}")
     bnd = B.get(bound)
     grid = _grid(cand.score, n_thresholds)
     rules = [Rule(float(t)) for t in grid]
     errors = [float(np.mean(r.positive(cand) != cand.y_pos)) for r in rules]
-    if per_group:
-        base = rules[int(np.argmin(errors))].threshold
-        extra = _group_rules(promises, cand, base, 41)
+    entry = group_entry(promises) if per_group else None
+    if entry is not None and entry in cand.rows:
+        extra = _group_rules(promises, cand, grid, int(np.argmin(errors)), entry)
         rules += extra
         errors += [float(np.mean(r.positive(cand) != cand.y_pos)) for r in extra]
-    sizes = [rate_evidence(p.quantity, safe.y_pos, np.zeros_like(safe.y_pos), safe.rows)
-             for p in promises]
-    predicted = [ltt.joint_p_value(promises, [_scaled(e, s) for e, s in
-                                              zip(_evidence(promises, cand, r), sizes)], bnd)
-                 for r in rules]
+    # everything that orders the rules comes from the candidate part alone
+    sizes = predicted_sizes(promises, cand, safe.score.size)
+    counts = _counts(promises, cand, rules)
+    predicted = _predicted_p_values(promises, counts, sizes, bnd)
     order = _front(predicted, errors)
+
+    def rates(i):
+        return [(k[i] / n[i] if n[i] else 0.0, k2[i] / n2[i] if n2[i] else 0.0)
+                for k, n, k2, n2 in counts]
+
+    level = delta if test == "fixed_sequence" else delta / len(order)
     record = {"how": "threshold", "bound": bnd.name, "approximate": bnd.approximate,
               "test": test, "delta": delta, "n_candidate": int(cand.score.size),
-              "n_safety": int(safe.score.size), "rules": len(rules)}
-    def p_values(i):
-        return [ltt.promise_p_value(p, e, bnd)
-                for p, e in zip(promises, _evidence(promises, safe, rules[i]))]
+              "n_safety": int(safe.score.size), "rules": len(rules), "path": len(order),
+              "pass_probability": pass_probability(promises, rates(order[0]), sizes, level,
+                                                   bnd)}
+    sizes_safe = _sizes(promises, safe)
+
+    def held_back_p_values(idx):  # (promises, rules) p-values on the held-back rows
+        k = _counts(promises, safe, [rules[i] for i in idx])
+        return np.array([ltt.p_values(p, kk, s.n, kk2, s.n2 or 0, bnd)
+                         for p, (kk, _, kk2, _), s in zip(promises, k, sizes_safe)])
 
     if test == "fixed_sequence":  # lazily: the sequence stops at its first non-rejection
-        pv = []
+        tested, cols = [], []
         for i in order:
-            pv.append(p_values(i))
-            if not max(pv[-1]) <= delta:
+            tested.append(i)
+            cols.append(held_back_p_values([i])[:, 0])
+            if not cols[-1].max() <= delta:
                 break
-        joint = [max(v) for v in pv]
-        passed = order[:ltt.fixed_sequence(joint, delta)]
-    elif test == "holm":
-        pv = [p_values(i) for i in order]
-        joint = [max(v) for v in pv]
-        passed = [i for i, ok in zip(order, ltt.holm(joint, delta)) if ok]
+        pv = np.stack(cols, axis=1)
     else:
-        raise ValueError(f"test must be 'fixed_sequence' or 'holm', got {test!r}")
+        tested, pv = order, held_back_p_values(order)
+    joint = pv.max(axis=0)
+    if test == "fixed_sequence":
+        passed = tested[:ltt.fixed_sequence(joint, delta)]
+    else:
+        passed = [i for i, ok in zip(tested, ltt.holm(joint, delta)) if ok]
     record["certified_rules"] = len(passed)
     if not passed:
-        first = int(np.argmax(pv[0]))
-        record["reason"] = (f"no rule certified at δ = {delta:g}: the first rule tested "
-                            f"(predicted p-value {predicted[order[0]]:.3g}) has p-value "
-                            f"{joint[0]:.3g} for {promises[first].name}")
+        worst = int(np.argmax(pv[:, 0]))
+        empty = [p.name for p, s in zip(promises, sizes_safe)
+                 if not s.n or (s.n2 is not None and not s.n2)]
+        why = (f"the held-back part has no row for {', '.join(empty)}" if empty else
+               f"{promises[worst].name} has p-value {pv[worst, 0]:.3g} > δ on the held-back "
+               "rows")
+        record["reason"] = (f"no rule certified at δ = {delta:g}: the safest rule of the path "
+                            f"(predicted pass probability {record['pass_probability']:.2f}) "
+                            f"fails: {why}")
         return None, record
     both = Part(np.concatenate([cand.score, safe.score]), np.concatenate([cand.y_pos, safe.y_pos]),
                 {k: np.concatenate([np.asarray(cand.rows[k]), np.asarray(safe.rows[k])])
                  for k in cand.rows if k in safe.rows})
     best = min(passed, key=lambda i: float(np.mean(rules[i].positive(both) != both.y_pos)))
-    at = order.index(best)
-    record.update(rule=rules[best].describe(), p_value=joint[at],
-                  p_values={p.name: v for p, v in zip(promises, pv[at])},
-                  predicted_p_value=predicted[best])
+    at = tested.index(best)
+    record.update(rule=rules[best].describe(), p_value=float(joint[at]),
+                  p_values={p.name: float(v) for p, v in zip(promises, pv[:, at])},
+                  predicted_p_value=float(predicted[best]),
+                  rule_pass_probability=pass_probability(promises, rates(best), sizes, level,
+                                                         bnd))
     return rules[best], record
 
 
@@ -246,21 +332,13 @@ def certified_promises(promises: list[Promise], delta: float, record: dict) -> l
             for p in promises]
 
 
-def split_rows(y_pos, groups, fraction: float, seed: int):
-    """(candidate, held-back) row indices, stratified by label and group where possible."""
-    from sklearn.model_selection import train_test_split
+def split_rows(n: int, fraction: float, seed: int):
+    """(candidate, held-back) row positions: a plain random draw of ``fraction`` of the ``n``
+    rows (not stratified, so the held-back rows are an i.i.d. sample of the population;
+    :func:`safeclf.certify.split_indices`)."""
+    from safeclf.certify import split_indices
 
-    idx = np.arange(len(y_pos))
-    strata = np.asarray(y_pos).astype(str)
-    if groups is not None:
-        strata = np.char.add(np.char.add(strata, "|"), np.asarray(groups).astype(str))
-    for by in (strata, np.asarray(y_pos)):
-        try:
-            return train_test_split(idx, test_size=fraction, random_state=seed + 104729,
-                                    stratify=by)
-        except ValueError:
-            continue
-    return train_test_split(idx, test_size=fraction, random_state=seed + 104729)
+    return split_indices(np.zeros(n), fraction, seed, stratify=False)
 
 
 class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -343,7 +421,7 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if groups is not None:
             rows["groups"] = np.asarray(groups)
         seed = 0 if self.random_state is None else int(self.random_state)
-        cand, safe = split_rows(y_pos, rows.get("groups"), self.fraction, seed)
+        cand, safe = split_rows(y.shape[0], self.fraction, seed)
         promises = [p for p in (self.promises or []) if isinstance(p, Promise)] + \
             declared.promises([p for p in (self.promises or []) if not isinstance(p, Promise)],
                               y_pos[cand], {k: v[cand] for k, v in rows.items()})
@@ -358,16 +436,19 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if not promises or any(p.quantity.kind not in CERTIFIABLE for p in promises):
             raise ValueError("certification needs at least one rate or ratio promise")
         self.estimator_ = est
+        entry = search_entry = group_entry(promises)
         encoding = None
-        if self.thresholds != "global" and "groups" in rows:
-            encoding = GE.find(_rows(X, cand), rows["groups"][cand])
+        if self.thresholds != "global" and entry is not None and entry in rows:
+            encoding = GE.find(_rows(X, cand), rows[entry][cand])
             if encoding is None and self.thresholds == "per_group":
-                GE.require(_rows(X, cand), rows["groups"][cand], "thresholds='per_group'")
+                GE.require(_rows(X, cand), rows[entry][cand], "thresholds='per_group'")
+        if encoding is None:
+            search_entry = None
         self.group_encoding_ = encoding
-        parts = [Part(scores_of(est, _rows(X, i)), y_pos[i], {k: v[i] for k, v in rows.items()})
+        parts = [Part(scores_of(est, _rows(X, i)), y_pos[i], {k: _take(v, i) for k, v in rows.items()})
                  for i in (cand, safe)]
         rule, record = search(promises, *parts, self.delta, self.bound,
-                              per_group=encoding is not None, test=self.test,
+                              per_group=search_entry is not None, test=self.test,
                               n_thresholds=self.n_thresholds)
         self.rule_ = rule
         self.certificate_ = record

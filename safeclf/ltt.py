@@ -33,24 +33,45 @@ from safeclf.bounds import Bound
 from safeclf.promises import Evidence, Promise
 
 
-def _ratio_p_value(ev: Evidence, sense: str, kappa: float, bound: Bound) -> float:
-    """inf{α: the two halves' bounds certify the ratio} by bisection (monotone in α)."""
-    if not ev.n or not ev.n2:
-        return 1.0
+def ratio_p_values(k, n: int, k2, n2: int, sense: str, kappa: float, bound: Bound) -> np.ndarray:
+    """inf{α: the two halves' bounds certify the ratio}, for arrays of counts ``k`` (protected)
+    and ``k2`` (privileged) at sizes ``n``, ``n2``: a bisection on α (the certificate is
+    monotone in α), run on all counts at once."""
+    k, k2 = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(k2, dtype=float))
+    if not n or not n2:
+        return np.ones(k.shape)
 
     def passes(alpha):
         a = alpha / 2
         if sense == ">=":
-            return bound.lower(ev.k, ev.n, a) >= kappa * bound.upper(ev.k2, ev.n2, a)
-        return bound.upper(ev.k, ev.n, a) <= kappa * bound.lower(ev.k2, ev.n2, a)
+            return np.asarray(bound.lower(k, n, a)) >= kappa * np.asarray(bound.upper(k2, n2, a))
+        return np.asarray(bound.upper(k, n, a)) <= kappa * np.asarray(bound.lower(k2, n2, a))
 
-    if not passes(1.0):
-        return 1.0
-    lo, hi = 0.0, 1.0  # passes(hi) is true
-    for _ in range(50):
+    ok = passes(np.ones(k.shape))
+    lo, hi = np.zeros(k.shape), np.ones(k.shape)  # passes(hi) where ok
+    for _ in range(40):
         mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if passes(mid) else (mid, hi)
-    return hi
+        p = passes(mid)
+        hi, lo = np.where(p, mid, hi), np.where(p, lo, mid)
+    return np.where(ok, hi, 1.0)
+
+
+def _ratio_p_value(ev: Evidence, sense: str, kappa: float, bound: Bound) -> float:
+    return float(ratio_p_values(ev.k, ev.n, ev.k2, ev.n2, sense, kappa, bound))
+
+
+def p_values(p: Promise, k, n: int, k2, n2, bound: Bound) -> np.ndarray:
+    """:func:`promise_p_value` for arrays of counts (one entry per rule or per draw)."""
+    kind = p.quantity.kind
+    if kind == "rate":
+        k = np.asarray(k, dtype=float)
+        if not n:
+            return np.ones(k.shape)
+        f = bound.p_above if p.sense == "<=" else bound.p_below
+        return np.asarray(f(k, n, p.bound), dtype=float) * np.ones(k.shape)
+    if kind == "ratio":
+        return ratio_p_values(k, n, k2, n2, p.sense, p.bound, bound)
+    raise ValueError(f"promise {p.name}: a {kind} quantity cannot be certified from counts")
 
 
 def promise_p_value(p: Promise, ev: Evidence, bound: Bound) -> float:
