@@ -90,9 +90,12 @@ class Rule:
     def thresholds(self, rows) -> np.ndarray | float:
         if not self.per_group:
             return self.threshold
-        table = dict(self.per_group)
-        g = np.asarray(rows[self.groups]).astype(str)
-        return np.array([table.get(x, self.threshold) for x in g], dtype=float)
+        g = np.asarray(rows[self.groups])
+        g = g if g.dtype.kind == "U" else g.astype(str)
+        out = np.full(g.shape[0], self.threshold, dtype=float)
+        for group, t in self.per_group:
+            out[g == group] = t
+        return out
 
     def positive(self, part: Part) -> np.ndarray:
         return part.score > self.thresholds(part.rows)
@@ -216,12 +219,12 @@ def pass_probability(promises, rates, sizes, delta: float, bnd, draws: int = 200
     simulated held-back parts whose joint p-value is ≤ δ (the promises' counts drawn
     independently; a prediction for the record, not part of any guarantee)."""
     rng = np.random.default_rng(seed)
-    joint = np.zeros(draws)
+    passed = np.ones(draws, bool)
     for p, (r, r2), s in zip(promises, rates, sizes, strict=True):
         k = rng.binomial(s.n, min(max(r, 0.0), 1.0), draws) if s.n else np.zeros(draws)
         k2 = rng.binomial(s.n2, min(max(r2, 0.0), 1.0), draws) if s.n2 else np.zeros(draws)
-        joint = np.maximum(joint, ltt.p_values(p, k, s.n, k2, s.n2 or 0, bnd))
-    return float(np.mean(joint <= delta))
+        passed &= ltt.rejects(p, k, s.n, k2, s.n2 or 0, delta, bnd)
+    return float(np.mean(passed))
 
 
 def _front(predicted, errors) -> list[int]:
@@ -277,16 +280,9 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
         return np.array([ltt.p_values(p, kk, s.n, kk2, s.n2 or 0, bnd)
                          for p, (kk, _, kk2, _), s in zip(promises, k, sizes_safe)])
 
-    if test == "fixed_sequence":  # lazily: the sequence stops at its first non-rejection
-        tested, cols = [], []
-        for i in order:
-            tested.append(i)
-            cols.append(held_back_p_values([i])[:, 0])
-            if not cols[-1].max() <= delta:
-                break
-        pv = np.stack(cols, axis=1)
-    else:
-        tested, pv = order, held_back_p_values(order)
+    # every rule of the path at once; fixed-sequence testing reads them in order and stops at
+    # the first non-rejection, so the p-values after it are not used
+    tested, pv = order, held_back_p_values(order)
     joint = pv.max(axis=0)
     if test == "fixed_sequence":
         passed = tested[:ltt.fixed_sequence(joint, delta)]
@@ -445,6 +441,8 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if encoding is None:
             search_entry = None
         self.group_encoding_ = encoding
+        if entry is not None and entry in rows:  # compared as text, converted once
+            rows[entry] = np.asarray(rows[entry]).astype(str)
         parts = [Part(scores_of(est, _rows(X, i)), y_pos[i], {k: _take(v, i) for k, v in rows.items()})
                  for i in (cand, safe)]
         rule, record = search(promises, *parts, self.delta, self.bound,

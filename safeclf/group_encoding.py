@@ -28,9 +28,11 @@ class GroupEncoding:
     def groups_of(self, X) -> np.ndarray:
         """The group of each row of X; a row whose values match no group is an error."""
         cols = _dense(X, list(self.columns))
-        keys = [_key(row) for row in cols]
-        out = np.array([self.lookup.get(k) for k in keys], dtype=object)
-        if any(g is None for g in out):
+        out = np.full(cols.shape[0], None, dtype=object)
+        for key, group in self.lookup.items():
+            values = np.array([float(v) for v in key.split("|")])
+            out[np.all(cols == values, axis=1)] = group
+        if np.equal(out, None).any():
             raise DataError("a row's group columns hold values not seen at fit, so its group "
                             "(and so its threshold) is unknown")
         return out

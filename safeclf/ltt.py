@@ -49,11 +49,26 @@ def ratio_p_values(k, n: int, k2, n2: int, sense: str, kappa: float, bound: Boun
 
     ok = passes(np.ones(k.shape))
     lo, hi = np.zeros(k.shape), np.ones(k.shape)  # passes(hi) where ok
-    for _ in range(40):
+    for _ in range(32):  # to 2⁻³² in α
         mid = (lo + hi) / 2
         p = passes(mid)
         hi, lo = np.where(p, mid, hi), np.where(p, lo, mid)
     return np.where(ok, hi, 1.0)
+
+
+def rejects(p: Promise, k, n: int, k2, n2, alpha: float, bound: Bound) -> np.ndarray:
+    """Whether the p-value of ``p`` at counts ``k`` (arrays) is ≤ ``alpha``, without computing
+    it: for a ratio, whether the two halves' bounds at α/2 certify it (the p-value is the
+    infimum of such α, and the certificate is monotone in α)."""
+    if p.quantity.kind == "ratio":
+        k, k2 = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(k2, dtype=float))
+        if not n or not n2:
+            return np.zeros(k.shape, bool)
+        a = alpha / 2
+        if p.sense == ">=":
+            return np.asarray(bound.lower(k, n, a)) >= p.bound * np.asarray(bound.upper(k2, n2, a))
+        return np.asarray(bound.upper(k, n, a)) <= p.bound * np.asarray(bound.lower(k2, n2, a))
+    return p_values(p, k, n, k2, n2, bound) <= alpha
 
 
 def _ratio_p_value(ev: Evidence, sense: str, kappa: float, bound: Bound) -> float:
