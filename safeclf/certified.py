@@ -138,14 +138,20 @@ def _levels_up(p: Promise) -> bool:
     return q.kind == "ratio" and p.sense == ">=" and q.event == "predicted_positive"
 
 
-def _group_rules(promises, cand: Part, grid: np.ndarray, base: int, entry: str,
-                 n_rho: int = 31, n_ref: int = 9) -> list[Rule]:
+#: The largest level ρ of the per-group rules (a lagging group's rate up to 3× the top
+#: group's, as certified training's largest κ', :data:`safeclf.certify.KAPPA_CAP`).
+RHO_CAP = 3.0
+
+
+def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str, n_rho: int = 41,
+                 n_ref: int = 25) -> list[Rule]:
     """Rules with a threshold per group, from the candidate part only: a reference threshold
-    t (the error-optimal global one and its neighbours on ``grid``) and a level ρ; the group(s)
-    with the highest candidate rate R at t keep t, every other group gets the largest threshold
-    that gives it a candidate rate ≥ ρ R (never above t). ρ runs from 1/κ (every group well
-    above the promise) down to κ (just at it), so the family spans the safest to the most
-    accurate rules for each κ-promise about ``entry``, for any number of groups."""
+    t (``n_ref`` points spread over the finite ``grid``) and a level ρ; the group(s) with the
+    highest candidate rate R at t keep t, every other group gets the largest threshold that
+    gives it a candidate rate ≥ ρ R (never above t). ρ runs geometrically from
+    :data:`RHO_CAP` (every group far above the promise: rules that pass on few held-back rows)
+    down to κ (just at it), so the family spans the safest to the most accurate rules for
+    each κ-promise about ``entry``, for any number of groups."""
     ups = [p for p in promises if _levels_up(p) and p.quantity.groups == entry]
     q = ups[0].quantity
     among = np.ones_like(cand.y_pos) if q.label is None else (
@@ -153,13 +159,13 @@ def _group_rules(promises, cand: Part, grid: np.ndarray, base: int, entry: str,
     g = np.asarray(cand.rows[entry]).astype(str)
     names = [a for a in np.unique(g) if np.any((g == a) & among)]
     scores = {a: cand.score[(g == a) & among] for a in names}
-    kappa = min(p.bound for p in ups)
-    rhos = np.linspace(max(1.0, 1.0 / kappa) if kappa > 0 else 1.0, kappa, n_rho)
-    finite = [i for i in range(len(grid)) if np.isfinite(grid[i])]
-    near = sorted(finite, key=lambda i: abs(i - base))[:n_ref]
+    kappa = max(min(p.bound for p in ups), 1e-3)
+    rhos = np.geomspace(max(RHO_CAP, 1.0 / kappa), kappa, n_rho)
+    finite = np.flatnonzero(np.isfinite(grid))
+    refs = np.unique(finite[np.linspace(0, finite.size - 1, min(n_ref, finite.size)).astype(int)])
     out = []
-    for i in near:
-        t = float(grid[i])
+    for t in grid[refs]:
+        t = float(t)
         rates = {a: float(np.mean(scores[a] > t)) for a in names}
         top = max(rates.values(), default=0.0)
         if top <= 0:
@@ -254,7 +260,7 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     errors = [float(np.mean(r.positive(cand) != cand.y_pos)) for r in rules]
     entry = group_entry(promises) if per_group else None
     if entry is not None and entry in cand.rows:
-        extra = _group_rules(promises, cand, grid, int(np.argmin(errors)), entry)
+        extra = _group_rules(promises, cand, grid, entry)
         rules += extra
         errors += [float(np.mean(r.positive(cand) != cand.y_pos)) for r in extra]
     # everything that orders the rules comes from the candidate part alone
@@ -459,7 +465,7 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         runner's path: the plugin fits the model its own way)."""
         from safeclf import group_encoding as GE
 
-        self = cls(estimator=est, **params)
+        self = cls(estimator=est, promises=list(promises), **params)
         self._check_params()
         self.classes_ = np.asarray(est.classes_)
         return self._certify(est, promises, X, np.asarray(y_pos, bool), dict(rows), cand, safe, GE)
