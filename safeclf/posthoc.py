@@ -75,3 +75,37 @@ def certified_fit(plugin, params: dict, task, certify: dict, items, seed: int) -
             name: "about the method's own decision rule, which the certified threshold "
                   "replaces" for name in dropped}
     return Outcome(cc if cc.rule_ is not None else None, cc.promises_, record)
+
+
+def check_request(m, plugin, task, seed: int, where: str) -> None:
+    """The checks of a method entry's ``promises`` and ``certify`` that need the data, on the
+    first split (``task``, after preprocessing): each declared promise resolves (its
+    privileged group and each group its subset names are groups of the data), and the held-back
+    part the job will draw keeps at least one row for every declared promise. Raises
+    :class:`DataError` naming the place (``where``: ``methods[i]``)."""
+    from safeclf.groups import named_group
+    from safeclf.promises import rate_evidence
+
+    classes = np.unique(np.asarray(task.train.y))
+    promises = declared_promises(m.promises, task, classes, f"{where}.promises")
+    for k, p in enumerate(promises):
+        for key, wanted in (p.quantity.subset or {}).items():
+            if key not in task.train.rows:
+                raise DataError(f"{where}.promises[{k}].subset names rows '{key}', which the "
+                                f"data does not provide (it provides "
+                                f"{sorted(task.train.rows) or 'nothing beyond X and y'})")
+            for v in wanted if isinstance(wanted, list | tuple) else [wanted]:
+                named_group(v, task.train.rows[key], f"{where}.promises[{k}].subset.{key}",
+                            f"the data's '{key}'")
+    if m.certify is None or m.certify.route(plugin) != "threshold":
+        return
+    f = m.certify.fraction
+    _, _, safe = split_task(task, f, seed)
+    part = task.train.take(safe)
+    y_pos = np.asarray(part.y) == classes[-1]
+    for p in promises:
+        ev = rate_evidence(p.quantity, y_pos, np.zeros_like(y_pos), part.rows)
+        if not ev.n or (ev.n2 is not None and not ev.n2):
+            raise DataError(f"{where}.certify.fraction {f:g} leaves no held-back row for "
+                            f"{p.name} ({p.statement}) in the first split (seed {seed}); "
+                            "raise the fraction or the training rows")
