@@ -143,8 +143,8 @@ def _levels_up(p: Promise) -> bool:
 RHO_CAP = 3.0
 
 
-def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str, n_rho: int = 41,
-                 n_ref: int = 25) -> list[Rule]:
+def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str, n_rho: int = 31,
+                 n_ref: int = 17) -> list[Rule]:
     """Rules with a threshold per group, from the candidate part only: a reference threshold
     t (``n_ref`` points spread over the finite ``grid``) and a level ρ; the group(s) with the
     highest candidate rate R at t keep t, every other group gets the largest threshold that
@@ -306,10 +306,10 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
                             f"(predicted pass probability {record['pass_probability']:.2f}) "
                             f"fails: {why}")
         return None, record
-    both = Part(np.concatenate([cand.score, safe.score]), np.concatenate([cand.y_pos, safe.y_pos]),
-                {k: np.concatenate([np.asarray(cand.rows[k]), np.asarray(safe.rows[k])])
-                 for k in cand.rows if k in safe.rows})
-    best = min(passed, key=lambda i: float(np.mean(rules[i].positive(both) != both.y_pos)))
+    def training_errors(i):  # on all training rows
+        return sum(int(np.sum(rules[i].positive(part) != part.y_pos)) for part in (cand, safe))
+
+    best = min(passed, key=training_errors)
     at = tested.index(best)
     record.update(rule=rules[best].describe(), p_value=float(joint[at]),
                   p_values={p.name: float(v) for p, v in zip(promises, pv[:, at])},
