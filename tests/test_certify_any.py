@@ -131,3 +131,123 @@ def test_each_method_certifies_the_joint_promise(method, population):
         assert _kept(out, population)
         assert 0 <= out.record["pass_probability"] <= 1
         assert {p.kind for p in out.promises} == {"high_confidence"}
+
+
+# -- the runner's route ------------------------------------------------------------------------
+def _csv(tmp_path, n=900, seed=3):
+    X, y, g = draw(n, np.random.default_rng(seed))
+    path = tmp_path / "three_groups.csv"
+    lines = ["x1,x2,x3,grp,y"] + [f"{a:.6f},{b:.6f},{c:.6f},{gr},{t}"
+                                   for (a, b, c), gr, t in zip(X[:, :3], g, y)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _spec(tmp_path, method_lines: str, seeds=1) -> str:
+    data = _csv(tmp_path)
+    return f"""
+name: certified
+seeds: {seeds}
+save_models: true
+datasets:
+  - dataset: csv
+    params: {{path: {data}, target: y, group: grp, privileged: a, group_as_feature: true}}
+    preprocess: standardize
+methods:
+{method_lines}
+metrics: [error, fairness_ratio]
+"""
+
+
+def test_a_certified_run_keeps_a_model_that_predicts_with_the_certified_rule(tmp_path, cli):
+    import json
+
+    import pandas as pd
+
+    from safeclf import models
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(_spec(tmp_path, """  - method: logreg
+    promises:
+      - {rate: fairness_ratio, min: 0.8, subset: {groups: [a, b]}}
+      - {rate: fairness_ratio, min: 0.8, subset: {groups: [a, c]}}
+    certify: {delta: 0.1, fraction: 0.4}"""))
+    out = tmp_path / "runs"
+    assert cli("run", spec, "--out", out, "-j", "1").exit_code == 0
+    run = next(out.iterdir())
+    table = pd.read_csv(run / "metrics.csv")
+    assert (table.status == "ok").all() and (table.no_solution == 0).all()
+    assert table.certify_pass_probability.between(0, 1).all()
+    promises = pd.read_csv(run / "promises.csv")
+    assert set(promises.kind) == {"high_confidence"}
+    job = table.job[0]
+    meta = json.loads((run / "models" / f"{job}.json").read_text())
+    assert meta["estimator"] == "safeclf.certified.CertifiedClassifier"
+    assert meta["certificate"]["how"] == "threshold" and "per_group" in meta["certificate"]["rule"]
+    predicted = tmp_path / "pred.csv"
+    assert cli("predict", run, "--job", job, "--data", _csv(tmp_path), "--out",
+               predicted).exit_code == 0
+    pipeline = models.load(run / "models" / f"{job}.skops")
+    rows = pd.read_csv(tmp_path / "three_groups.csv")
+    X = np.c_[rows[["x1", "x2", "x3"]].to_numpy(), pd.get_dummies(rows.grp).to_numpy(float)]
+    cc = pipeline[-1]
+    Xs = pipeline[0].transform(X)
+    g = cc.group_encoding_.groups_of(Xs)
+    assert np.array_equal(g, rows.grp.to_numpy())  # the group is read back from X alone
+    expected = cc.estimator_.decision_function(Xs) > cc.rule_.thresholds({"groups": g})
+    assert np.array_equal(pd.read_csv(predicted).prediction.to_numpy() == 1, expected)
+
+
+def test_no_solution_gives_no_model_and_its_reason_in_the_tables(tmp_path, cli):
+    import json
+
+    import pandas as pd
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(_spec(tmp_path, """  - method: logreg
+    promises: [{rate: fpr, max: 0.001}, {rate: recall, min: 0.999}]
+    certify: {delta: 0.05}"""))
+    out = tmp_path / "runs"
+    assert cli("run", spec, "--out", out, "-j", "1").exit_code == 0
+    run = next(out.iterdir())
+    table = pd.read_csv(run / "metrics.csv")
+    assert (table.status == "no_solution").all() and (table.no_solution == 1).all()
+    assert table.error[0].startswith("no rule certified at δ = 0.05")
+    promises = pd.read_csv(run / "promises.csv")
+    assert set(promises.verdict) == {"no solution"}
+    assert promises.note.str.contains("no rule certified").all()
+    assert not (run / "models").exists() or not list((run / "models").glob("*.skops"))
+    result = json.loads(next((run / "results").glob("*.json")).read_text())
+    assert "pass_probability" in result["certification"]
+
+
+def test_declared_promises_without_certify_are_checked_as_declared(tmp_path, cli):
+    import pandas as pd
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(_spec(tmp_path, """  - method: svm
+    promises: [{rate: fairness_ratio, min: 0.8}]"""))
+    out = tmp_path / "runs"
+    assert cli("run", spec, "--out", out, "-j", "1").exit_code == 0
+    promises = pd.read_csv(next(out.iterdir()) / "promises.csv")
+    assert list(promises.promise) == ["declared_fairness_ratio"]
+    assert list(promises.kind) == ["declared"]
+    assert promises.verdict[0] in ("holds", "violated", "inconclusive")
+
+
+def test_a_method_that_cannot_score_is_refused():
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    from safeclf.errors import SpecError
+    from safeclf.plugin import MethodPlugin
+    from safeclf.spec import MethodEntry, _check_certify
+
+    class Labels(ClassifierMixin, BaseEstimator):  # predict only
+        def fit(self, X, y):
+            return self
+
+    entry = MethodEntry(method="labels", promises=[{"rate": "fpr", "max": 0.1}],
+                        certify={"delta": 0.05})
+    with pytest.raises(SpecError, match=r"methods\[0\]\.certify: method 'labels' gives no "
+                                        r"score \(decision_function or predict_proba\)"):
+        _check_certify(entry, MethodPlugin("labels", Labels), "methods[0]")
