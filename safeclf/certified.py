@@ -1,36 +1,50 @@
 """Post-hoc certification of any scoring classifier: a decision threshold (one, or one per
 group) chosen on held-back rows by Learn-then-Test (:mod:`safeclf.ltt`).
 
-Procedure (``certify: {delta, fraction, how: threshold, bound}`` in a spec, or
+Procedure (``certify: {delta, fraction, how: threshold, bound, test}`` in a spec, or
 :class:`CertifiedClassifier` around any estimator in Python):
 
-1. The training rows are split, stratified by label and group, into a candidate part and a
-   held-back part of share ``fraction``.
+1. The training rows are split by a plain random draw (:func:`split_rows`, from the seed
+   alone) into a candidate part and a held-back part of share ``fraction``.
 2. The model is fitted on the candidate part only; it gives a score per row
    (``decision_function``, else the positive class's ``predict_proba``).
 3. From the candidate part only, a family of decision rules is built: global thresholds at the
-   candidate scores' quantiles (and "no row positive"); where a promise compares groups, rules
-   with one threshold per group that lower a group's threshold until its candidate rate
-   reaches ρ times the reference group's, for ρ from 1 down to the promise's κ. Each rule gets
-   a *predicted* p-value (its candidate-part counts taken to the held-back part's sizes) and a
-   candidate error; the rules on the front of the two (none both likelier to pass and more
-   accurate) are ordered by predicted p-value, smallest first.
-4. On the held-back rows, each rule gets the joint p-value of all promises; fixed-sequence
-   testing (or Holm's procedure) at level δ certifies a set of rules with family-wise error
+   candidate scores' quantiles (and ±inf); where a promise holds a ratio of group rates from
+   below (s_p(A) ≥ κ s_p(B)) and the features encode the group (:mod:`safeclf.group_encoding`),
+   rules with one threshold per group (:func:`_group_rules`: a reference threshold t and a level
+   ρ from :data:`RHO_CAP` down to κ; the top group keeps t, every other group gets the
+   candidate rate ρ × the top group's), for any number of groups. Each rule gets a *predicted*
+   p-value (its candidate rates at the held-back sizes predicted from the candidate part) and a
+   candidate error. The path tested is the front of the two (:func:`_front`): by increasing
+   predicted p-value — from the safest rule — keeping a rule only if it is more accurate than
+   every rule before it, so the path runs from safe to accurate and testing stops where the
+   held-back rows stop supporting the promises.
+4. On the held-back rows, each rule of the path gets the joint p-value of all promises (the
+   largest of theirs, :func:`safeclf.ltt.joint_p_value`); fixed-sequence testing along the path
+   (or Holm's procedure over it) at level δ certifies a set of rules with family-wise error
    ≤ δ. Among them the one with the smallest training error (all training rows) is returned;
-   choosing after the test keeps the guarantee, since every certified rule keeps every
-   promise simultaneously with probability ≥ 1 − δ.
-5. No rule certified: no model (``no_solution`` with its reason), never an unsafe one.
+   choosing after the test keeps the guarantee, since every certified rule keeps every promise
+   simultaneously with probability ≥ 1 − δ.
+5. No rule certified: no model (``no_solution`` with its reason), never an unsafe one. The
+   record also gives the predicted probability that the path's first rule passes (that a
+   solution is found) and that the returned rule would (:func:`pass_probability`).
 
-Why it is valid: the model, the family and its order are functions of the candidate part,
-independent of the held-back rows, which are drawn from the population like the rows the
-model will meet (the assumption of every held-out guarantee). Conditional on the candidate
-part, each rule's joint p-value is super-uniform under "some promise is violated", and
-fixed-sequence testing controls the family-wise error at δ (Angelopoulos et al. 2021,
-Learn-then-Test, Proposition on fixed-sequence testing). So with probability ≥ 1 − δ over the
+Why it is valid: the training rows are i.i.d. draws from the population and the split depends on
+the seed alone, so the held-back rows are an i.i.d. sample independent of the candidate part.
+The model, the family, the predicted p-values and the path's order are functions of the
+candidate part (and of the held-back part's size, fixed by the split) only. Conditional on the
+candidate part, a promise's count on the held-back rows is binomial given the number of
+held-back rows it is counted on (a rate among negatives, a group's rate), so its p-value
+(:mod:`safeclf.ltt`) is super-uniform when the promise is violated, and the joint p-value when
+any promise is. Fixed-sequence testing along an order fixed in advance then rejects a true null
+with probability ≤ δ (Angelopoulos et al. 2021, Learn-then-Test; the first true null of the
+path is reached only if every rule before it was rejected, and it is rejected with probability
+≤ δ); Holm's procedure controls it for any set of p-values. So with probability ≥ 1 − δ over the
 held-back rows the returned rule keeps all its promises on the population. The held-back rows
-are touched only through the tests and the final choice among certified rules. The model is
-not refitted on all rows: that would void the certificate.
+are touched only through the tests and the final choice among certified rules. The model is not
+refitted on all rows: that would void the certificate. (A split stratified by label or group
+would fix the held-back part's composition to the training sample's and break the binomial law
+of a pooled count: the split is not stratified.)
 """
 
 from __future__ import annotations
