@@ -244,9 +244,9 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
 def _certified(plugin, job: dict, task: Task, certify: dict, items):
     """The outcome of a certified fit by the route the entry asks for (``how``; by default
     in training for a plugin with ``tightened_params``, else a certified threshold)."""
-    how = certify.get("how") or ("training" if hasattr(plugin, "tightened_params")
-                                 else "threshold")
-    if how == "training":
+    from safeclf.spec import Certify
+
+    if Certify(**certify).route(plugin) == "training":
         from safeclf.certify import certified_fit
 
         return certified_fit(plugin, job["params"], task, certify["delta"],

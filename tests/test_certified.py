@@ -143,3 +143,20 @@ def test_per_group_thresholds_need_the_group_in_the_features():
         CertifiedClassifier(LogisticRegression(), [{"rate": "fairness_ratio", "min": 0.8,
                                                     "privileged": "a"}], thresholds="per_group",
                             random_state=0).fit(X[:, :3], y, groups=g)
+
+
+def test_the_meta_estimator_follows_the_scikit_learn_contract():
+    """get_params / set_params / clone, nested parameters of the wrapped estimator, learned
+    attributes after fit only."""
+    from sklearn.base import clone
+
+    cc = CertifiedClassifier(LogisticRegression(C=2.0), [{"rate": "fpr", "max": 0.1}],
+                             delta=0.1, random_state=3)
+    assert cc.get_params()["estimator__C"] == 2.0
+    cc.set_params(estimator__C=0.5, delta=0.2)
+    twin = clone(cc)
+    assert twin.get_params()["estimator__C"] == 0.5 and twin.delta == 0.2
+    assert not hasattr(twin, "rule_")
+    X, y, g = draw(800, np.random.default_rng(8))
+    twin.fit(X, y, groups=g)
+    assert hasattr(twin, "rule_") and not hasattr(cc, "rule_")
