@@ -9,7 +9,7 @@ Every bound answers, for k events among n independent rows with an unknown rate 
   and dual to :meth:`upper` (U(k, n, α) ≤ b exactly when p_above(k, n, b) ≤ α);
 * :meth:`Bound.p_below` ``(k, n, b)``: the same for the null p ≤ b.
 
-``k`` may be an array (one bound per count). The bounds:
+``k`` may be an array (one bound per count), and so may ``δ`` (broadcast with ``k``). The bounds:
 
 ``clopper_pearson``
     exact: U is the (1 − δ) quantile of Beta(k + 1, n − k); p_above = P(Bin(n, b) ≤ k).
@@ -172,7 +172,8 @@ class Hoeffding(Bound):
         if n <= 0:
             return _scalar(k, 1.0)
         k = np.asarray(k, dtype=float)
-        return _out(np.minimum(1.0, k / n + math.sqrt(math.log(1.0 / delta) / (2.0 * n))))
+        return _out(np.minimum(1.0, k / n + np.sqrt(np.log(1.0 / np.asarray(delta, dtype=float))
+                                                    / (2.0 * n))))
 
     def p_above(self, k, n, bound):
         if n <= 0:
@@ -185,7 +186,7 @@ class Bentkus(Bound):
     name = "bentkus"
 
     def upper(self, k, n, delta):
-        return ClopperPearson().upper(k, n, min(1.0, delta / math.e))
+        return ClopperPearson().upper(k, n, np.minimum(1.0, np.asarray(delta, dtype=float) / math.e))
 
     def p_above(self, k, n, bound):
         return _out(np.minimum(1.0, math.e * np.asarray(ClopperPearson().p_above(k, n, bound))))

@@ -5,7 +5,8 @@ entry with ``certify: {delta: 0.05, fraction: 0.3}``.
    part and a held-back safety part of share ``fraction``.
 2. *Candidate selection* on the candidate part with tightened internal bounds (below).
 3. *Safety test* on the safety part: for every promise the plugin declares (each a rate or a
-   ratio of two rates), a one-sided Clopper–Pearson bound at 1 − δ/m, where m counts the
+   ratio of two rates), a one-sided bound (``bound:``, Clopper–Pearson by default;
+   :mod:`safeclf.bounds`) at 1 − δ/m, where m counts the
    one-sided bounds used (one per rate, two per ratio: a lower bound on the protected group's
    rate and an upper bound on the privileged group's, so s_p(A) ≥ κ s_p(B) is certified when
    L_A ≥ κ U_B); the union bound makes the whole test hold with probability ≥ 1 − δ.
@@ -44,13 +45,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from safeclf.promises import (
-    Evidence,
-    Promise,
-    clopper_pearson_lower,
-    clopper_pearson_upper,
-    rate_evidence,
-)
+from safeclf import bounds as B
+from safeclf.promises import Evidence, Promise, rate_evidence
 
 NO_SOLUTION = "no_solution"
 #: The largest internal ratio target (a protected rate 3× the privileged one).
@@ -73,21 +69,33 @@ class Outcome:
         return self.estimator is not None
 
 
-def split_train(task, fraction: float, seed: int):
-    """(candidate task, safety part): ``fraction`` of the training rows held back."""
+def split_indices(y, fraction: float, seed: int, stratify: bool = True):
+    """(candidate, held-back) row positions of ``len(y)`` rows, ``fraction`` held back, drawn
+    from ``seed``; stratified by label when ``stratify`` (falling back to a plain draw when a
+    class is too small). Post-hoc certification uses a plain draw (``stratify=False``): then
+    the held-back rows are an i.i.d. sample of the population like any rows, whatever rate they
+    are counted for (:mod:`safeclf.certified`)."""
     from sklearn.model_selection import train_test_split
 
+    idx = np.arange(len(y))
+    if stratify:
+        try:
+            return train_test_split(idx, test_size=fraction, random_state=seed + 104729,
+                                    stratify=np.asarray(y))
+        except ValueError:
+            pass
+    return train_test_split(idx, test_size=fraction, random_state=seed + 104729)
+
+
+def split_train(task, fraction: float, seed: int, stratify: bool = True):
+    """(candidate task, safety part): ``fraction`` of the training rows held back
+    (:func:`split_indices`)."""
     from safeclf.data import Task
 
-    idx = np.arange(len(task.train))
-    y = np.asarray(task.train.y)
-    try:
-        cand, safe = train_test_split(idx, test_size=fraction, random_state=seed + 104729,
-                                      stratify=y)
-    except ValueError:
-        cand, safe = train_test_split(idx, test_size=fraction, random_state=seed + 104729)
+    cand, safe = split_indices(np.asarray(task.train.y), fraction, seed, stratify)
     cand_task = Task(dataset=task.dataset, train=task.train.take(cand), test=task.test,
-                     cal=task.cal, info=task.info, seed=task.seed)
+                     cal=task.cal, info=task.info, seed=task.seed,
+                     preprocessor=task.preprocessor)
     return cand_task, task.train.take(safe)
 
 
@@ -107,24 +115,26 @@ def n_bounds(p: Promise) -> int:
     return 2 if p.quantity.kind == "ratio" else 1
 
 
-def tightened_rate(bound: float, sense: str, n: int, d: float) -> float:
-    """The internal bound t with t ± 2·h(t) = bound at safety size n and level d."""
+def tightened_rate(bound: float, sense: str, n: int, d: float, bnd: B.Bound = B.BOUNDS[B.DEFAULT]
+                   ) -> float:
+    """The internal bound t with t ± 2·h(t) = bound at safety size n and level d (h the
+    half-width of ``bnd``)."""
     if n <= 0:
         return bound
     lo, hi = (0.0, bound) if sense == "<=" else (bound, 1.0)
     for _ in range(60):
         t = (lo + hi) / 2
         if sense == "<=":
-            ok = t + 2 * (clopper_pearson_upper(t * n, n, d) - t) <= bound
+            ok = t + 2 * (bnd.upper(t * n, n, d) - t) <= bound
             lo, hi = (t, hi) if ok else (lo, t)
         else:
-            ok = t - 2 * (t - clopper_pearson_lower(t * n, n, d)) >= bound
+            ok = t - 2 * (t - bnd.lower(t * n, n, d)) >= bound
             lo, hi = (lo, t) if ok else (t, hi)
     return lo if sense == "<=" else hi
 
 
 def tightened_ratio(kappa: float, sense: str, pilot: Evidence, sizes: Evidence,
-                    d: float) -> float:
+                    d: float, bnd: B.Bound = B.BOUNDS[B.DEFAULT]) -> float:
     """κ' for a ratio promise s_p(A) ≥ κ s_p(B) (or ≤), from the pilot's group rates."""
     rA = pilot.k / pilot.n if pilot.n else 0.0
     rB = pilot.k2 / pilot.n2 if pilot.n2 else 0.0
@@ -133,36 +143,38 @@ def tightened_ratio(kappa: float, sense: str, pilot: Evidence, sizes: Evidence,
     nA, nB = sizes.n, sizes.n2
     if sense == ">=":
         # the candidate will hold s_p(A) ≈ κ' s_p(B): predict ρ_A at that rate (fixed point)
-        rhoB = (clopper_pearson_upper(rB * nB, nB, d) - rB) / rB
+        rhoB = (bnd.upper(rB * nB, nB, d) - rB) / rB
         k = kappa
         for _ in range(30):
             a = min(1.0, k * rB)
-            rhoA = (a - clopper_pearson_lower(a * nA, nA, d)) / a
+            rhoA = (a - bnd.lower(a * nA, nA, d)) / a
             k = min(KAPPA_CAP, kappa * (1 + 2 * rhoB) / max(1e-9, 1 - 2 * rhoA))
         return float(k)
-    rhoA = (clopper_pearson_upper(rA * nA, nA, d) - rA) / rA
-    rhoB = (rB - clopper_pearson_lower(rB * nB, nB, d)) / rB
+    rhoA = (bnd.upper(rA * nA, nA, d) - rA) / rA
+    rhoB = (rB - bnd.lower(rB * nB, nB, d)) / rB
     return float(kappa * max(0.0, 1 - 2 * rhoB) / (1 + 2 * rhoA))
 
 
-def safety_bound(p: Promise, ev: Evidence, d: float) -> tuple[float, bool]:
+def safety_bound(p: Promise, ev: Evidence, d: float, bnd: B.Bound = B.BOUNDS[B.DEFAULT]
+                 ) -> tuple[float, bool]:
     """The one-sided bound on ``p``'s quantity from the safety part and whether it passes."""
     if p.quantity.kind == "ratio":
         if p.sense == ">=":
-            lo_a, hi_b = clopper_pearson_lower(ev.k, ev.n, d), clopper_pearson_upper(ev.k2, ev.n2, d)
+            lo_a, hi_b = bnd.lower(ev.k, ev.n, d), bnd.upper(ev.k2, ev.n2, d)
             value = lo_a / hi_b if hi_b > 0 else 0.0
             return value, value >= p.bound
-        hi_a, lo_b = clopper_pearson_upper(ev.k, ev.n, d), clopper_pearson_lower(ev.k2, ev.n2, d)
+        hi_a, lo_b = bnd.upper(ev.k, ev.n, d), bnd.lower(ev.k2, ev.n2, d)
         value = hi_a / lo_b if lo_b > 0 else float("inf")
         return value, value <= p.bound
     if p.sense == "<=":
-        value = clopper_pearson_upper(ev.k, ev.n, d)
+        value = bnd.upper(ev.k, ev.n, d)
         return value, value <= p.bound
-    value = clopper_pearson_lower(ev.k, ev.n, d)
+    value = bnd.lower(ev.k, ev.n, d)
     return value, value >= p.bound
 
 
-def pass_probability(p: Promise, ev: Evidence, sizes: Evidence, d: float) -> float:
+def pass_probability(p: Promise, ev: Evidence, sizes: Evidence, d: float,
+                     bnd: B.Bound = B.BOUNDS[B.DEFAULT]) -> float:
     """The probability that :func:`safety_bound` passes for ``p`` when the safety part's
     counts are binomial at ``ev``'s rates with ``sizes``' group sizes (independent groups):
     Σ over the privileged count of its probability times the protected count's tail beyond
@@ -170,8 +182,8 @@ def pass_probability(p: Promise, ev: Evidence, sizes: Evidence, d: float) -> flo
     from scipy.stats import binom
 
     def bounds(n, lower):
-        f = clopper_pearson_lower if lower else clopper_pearson_upper
-        return np.array([f(k, n, d) for k in range(n + 1)])
+        f = bnd.lower if lower else bnd.upper
+        return np.atleast_1d(np.asarray(f(np.arange(n + 1), n, d), dtype=float))
 
     def rate(k, n):
         return min(1.0, max(0.0, k / n)) if n else 0.0
@@ -197,21 +209,21 @@ def pass_probability(p: Promise, ev: Evidence, sizes: Evidence, d: float) -> flo
     return float(np.sum(wB * np.where(last >= 0, binom.cdf(last, nA, rA), 0.0)))
 
 
-def _tightened(promises, pilot, cand_task, sizes, d) -> list[float]:
+def _tightened(promises, pilot, cand_task, sizes, d, bnd) -> list[float]:
     """Each promise's internal bound, from the pilot's rates on the candidate part."""
     y_c, pred_c = _positive(pilot, cand_task.train)
     out = []
     for p, size in zip(promises, sizes, strict=True):
         if p.quantity.kind == "ratio":
             ev = rate_evidence(p.quantity, y_c, pred_c, cand_task.train.rows)
-            out.append(tightened_ratio(p.bound, p.sense, ev, size, d))
+            out.append(tightened_ratio(p.bound, p.sense, ev, size, d, bnd))
         else:
-            out.append(tightened_rate(p.bound, p.sense, size.n, d))
+            out.append(tightened_rate(p.bound, p.sense, size.n, d, bnd))
     return out
 
 
 def predicted_test(plugin, params: dict, cand_task, promises, sizes, d: float,
-                   seed: int) -> dict:
+                   seed: int, bnd: B.Bound = B.BOUNDS[B.DEFAULT]) -> dict:
     """The safety test's pass probability for one setting, predicted on the candidate part
     only: out-of-fold predictions of :data:`CV_FOLDS` fits give each promise's rates, and
     :func:`pass_probability` takes them to the safety part's sizes; the smallest over the
@@ -238,7 +250,8 @@ def predicted_test(plugin, params: dict, cand_task, promises, sizes, d: float,
     except (InfeasibleError, SolverError):
         return {"error": float("nan"), "pass_probability": 0.0}
     y_pos = y == classes[-1]
-    prob = min(pass_probability(p, rate_evidence(p.quantity, y_pos, pred, train.rows), size, d)
+    prob = min(pass_probability(p, rate_evidence(p.quantity, y_pos, pred, train.rows), size, d,
+                                bnd)
                for p, size in zip(promises, sizes, strict=True))
     return {"error": float(np.mean(pred != y_pos)), "pass_probability": float(prob)}
 
@@ -253,15 +266,19 @@ def _choose(table: list[dict]) -> int:
     return min(range(len(table)), key=key)
 
 
-def certified_fit(plugin, params: dict, task, delta: float, fraction: float, seed: int) -> Outcome:
-    """Candidate selection, safety test and the outcome (see the module docstring)."""
+def certified_fit(plugin, params: dict, task, delta: float, fraction: float, seed: int,
+                  bound: str = B.DEFAULT) -> Outcome:
+    """Candidate selection, safety test and the outcome (see the module docstring); ``bound``
+    names the one-sided bound of the tightening and the safety test (:mod:`safeclf.bounds`)."""
+    bnd = B.get(bound)
     from safeclf.errors import InfeasibleError, SolverError
 
     # only "no feasible candidate" is a no-solution outcome; a user error stays a failure
     SafeclfError = (InfeasibleError, SolverError)
 
     cand_task, safe = split_train(task, fraction, seed)
-    record = {"delta": delta, "fraction": fraction, "n_candidate": len(cand_task.train),
+    record = {"how": "training", "bound": bnd.name, "approximate": bnd.approximate,
+              "delta": delta, "fraction": fraction, "n_candidate": len(cand_task.train),
               "n_safety": len(safe)}
     hook = getattr(plugin, "candidate_params", None)
     settings = hook(params, cand_task) if hook is not None else [params]
@@ -289,18 +306,20 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
                          source=p.source + "; certified by a Seldonian safety test "
                          f"on {len(safe)} held-back training rows",
                          note=("certified for predict on held-back rows (union bound over "
-                               f"{m} one-sided Clopper–Pearson bounds)"))
+                               f"{m} one-sided {bnd.name} bounds)"
+                               + ("; approximate: the t-test bound's coverage is not "
+                                  "guaranteed" if bnd.approximate else "")))
                  for p in promises]
     sizes = [_sizes(p, safe, np.asarray(pilots[0][1].classes_)) for p in promises]
     candidates = []
     for setting, pilot in pilots:
-        internal = _tightened(promises, pilot, cand_task, sizes, d)
+        internal = _tightened(promises, pilot, cand_task, sizes, d, bnd)
         candidates.append((plugin.tightened_params(setting, internal), internal))
     chosen = 0
     if len(candidates) > 1:
         table = []
         for (tparams, internal), (setting, _) in zip(candidates, pilots, strict=True):
-            row = predicted_test(plugin, tparams, cand_task, promises, sizes, d, seed)
+            row = predicted_test(plugin, tparams, cand_task, promises, sizes, d, seed, bnd)
             table.append({"setting": _difference(setting, params), "internal_bounds": internal,
                           **row})
         chosen = _choose(table)
@@ -319,7 +338,7 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
     tests, passed = {}, True
     for p in promises:
         ev = rate_evidence(p.quantity, y_s, pred_s, safe.rows)
-        value, ok = safety_bound(p, ev, d)
+        value, ok = safety_bound(p, ev, d, bnd)
         tests[p.name] = {"bound": value, "passed": ok}
         passed &= ok
     record["safety_tests"] = tests

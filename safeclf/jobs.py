@@ -183,19 +183,18 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
             t0 = time.perf_counter()
             certify = mentry.get("certify")
             if certify:
-                from safeclf.certify import NO_SOLUTION, certified_fit
-
-                outcome = certified_fit(plugin, job["params"], task, certify["delta"],
-                                        certify["fraction"], job["seed"])
+                outcome = _certified(plugin, job, task, certify, mentry.get("promises"))
                 result.certification = _plain(outcome.record)
                 result.fit_seconds = time.perf_counter() - t0
                 if not outcome.passed:
+                    from safeclf.certify import NO_SOLUTION
                     from safeclf.promises import promise_metrics
 
-                    records = _unchecked(outcome.promises)
+                    records = _unchecked(outcome.promises, outcome.record.get("reason"))
                     result.status = JobStatus(NO_SOLUTION)
                     result.error = outcome.record.get("reason")
-                    result.metrics = _plain({"no_solution": 1.0, **promise_metrics(records)})
+                    result.metrics = _plain({"no_solution": 1.0, **_pass_metric(outcome),
+                                             **promise_metrics(records)})
                     result.promises = _plain(records)
                     return _finish(result, caught)
                 est, declared = outcome.estimator, outcome.promises
@@ -204,23 +203,32 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
                 est = (plugin.fit(est, task) if fit is None else fit(plugin, est, task)) or est
                 declared = None
                 result.fit_seconds = time.perf_counter() - t0
-            result.solver_status, result.n_iter = solver_status.of_estimator(est)
+            # a certified rule wraps the plugin's model: the plugin reports on its own model
+            from safeclf.certified import CertifiedClassifier
+
+            own = est.estimator_ if isinstance(est, CertifiedClassifier) else est
+            result.solver_status, result.n_iter = solver_status.of_estimator(own)
             t0 = time.perf_counter()
             metrics: dict[str, float] = {}
             for name, part in task.parts().items():
                 metrics.update(evaluate(payload["metrics"], _outputs(est, part, task.info), name))
-            report = plugin.report(est, task)
+            report = plugin.report(own, task)
             result.predict_seconds = time.perf_counter() - t0
             check_metric_names(report.metrics, f"method '{plugin.name}'")
             metrics.update({k: float(v) for k, v in report.metrics.items()})
             from safeclf.promises import check, promise_metrics
 
             if declared is None:
+                from safeclf.posthoc import declared_promises
+
                 declared = plugin.promises(est, task)
+                stated = declared_promises(mentry.get("promises"), task, est.classes_)
+                if stated:  # the user's promises replace "makes no promise"
+                    declared = [p for p in declared if p.kind != "none"] + stated
             promises = check(plugin, declared, est, task, payload.get("confidence", 0.95))
             metrics.update(promise_metrics(promises))
             if certify:
-                metrics["no_solution"] = 0.0
+                metrics.update({"no_solution": 0.0, **_pass_metric(outcome)})
             result.promises = _plain(promises)
             result.metrics = _plain(metrics)
             result.details = _plain(report.details)
@@ -233,13 +241,38 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
     return _finish(result, caught)
 
 
-def _unchecked(promises) -> list[dict]:
-    """The records of promises a job without a model could not check (no_solution)."""
+def _certified(plugin, job: dict, task: Task, certify: dict, items):
+    """The outcome of a certified fit by the route the entry asks for (``how``; by default
+    in training for a plugin with ``tightened_params``, else a certified threshold)."""
+    from safeclf.spec import Certify
+
+    if Certify(**certify).route(plugin) == "training":
+        from safeclf.certify import certified_fit
+
+        return certified_fit(plugin, job["params"], task, certify["delta"],
+                             certify["fraction"], job["seed"],
+                             certify.get("bound") or "clopper_pearson")
+    from safeclf.posthoc import certified_fit
+
+    return certified_fit(plugin, job["params"], task, certify, items, job["seed"])
+
+
+def _pass_metric(outcome) -> dict:
+    """``certify_pass_probability``: the predicted probability that certification returns a
+    model (post-hoc route), as a metric column."""
+    value = outcome.record.get("pass_probability")
+    return {} if value is None else {"certify_pass_probability": float(value)}
+
+
+def _unchecked(promises, reason: str | None = None) -> list[dict]:
+    """The records of promises a job without a model could not check (no_solution), with the
+    reason certification gave."""
     from safeclf.promises import Checked
 
     nan = float("nan")
+    why = f"; {reason}" if reason else ""
     return [Checked(p, nan, nan, nan, 0, nan, "no solution", False,
-                    "no model returned: nothing deployed, nothing violated").record()
+                    f"no model returned: nothing deployed, nothing violated{why}").record()
             for p in promises]
 
 

@@ -99,7 +99,13 @@ _SAFECLF = ("safeclf.plugin.MethodPlugin",
             "safeclf.methods.selection.classes.Trainer",
             "safeclf.methods.selection.procedures.Selection",
             "safeclf.methods.selection.wrappers.FeaturePrefix",
-            "safeclf.methods.selection.wrappers.ClassChoice")
+            "safeclf.methods.selection.wrappers.ClassChoice",
+            # a rule certified post hoc (safeclf/certified.py) and what it keeps
+            "safeclf.certified.CertifiedClassifier",
+            "safeclf.certified.Rule",
+            "safeclf.group_encoding.GroupEncoding",
+            "safeclf.promises.Promise",
+            "safeclf.promises.Quantity")
 
 #: Every ``module.name`` a model file may hold.
 TRUSTED_TYPES = frozenset(_BUILTINS + _NUMERIC + _SKLEARN + _SAFECLF)

@@ -70,6 +70,13 @@ def preflight(spec: Spec) -> None:
                                     f"{exc}") from None
                 trial_fit(plugin, point, tasks[how], f"methods[{j}].params",
                           f"on {place}")
+            if m.promises or m.certify is not None:
+                from safeclf.posthoc import check_request
+
+                try:
+                    check_request(m, plugin, tasks[how], spec.seeds[0], f"methods[{j}]")
+                except DataError as exc:
+                    raise SpecError(f"{exc} (on {place})") from None
 
 
 def check_finite(task, how: str | None) -> None:

@@ -73,11 +73,53 @@ class DatasetEntry(_Strict):
 
 
 class Certify(_Strict):
-    """Certified training (safeclf/certify.py): a safety test on a held-back ``fraction`` of
-    the training rows at confidence 1 − ``delta``."""
+    """Certification of a method entry: the promises hold jointly on the population with
+    probability ≥ 1 − ``delta``, tested on a held-back ``fraction`` of the training rows.
+    ``how``: ``training`` (candidate selection with tightened bounds, then a safety test:
+    safeclf/certify.py; plugins with ``tightened_params``, the default for them) or
+    ``threshold`` (any scoring method: a decision threshold, one per group where a promise
+    compares groups, chosen by Learn-then-Test: safeclf/certified.py; the default for every
+    other plugin). ``bound``: the one-sided bound (safeclf/bounds.py; ``ttest`` is
+    approximate). ``test``: fixed-sequence testing along the path of rules, or Holm's
+    procedure (``how: threshold`` only)."""
 
-    delta: float = Field(0.05, gt=0, lt=1)
-    fraction: float = Field(0.3, gt=0, lt=1)
+    delta: float = 0.05
+    fraction: float = 0.3
+    how: Literal["threshold", "training"] | None = None
+    bound: str = "clopper_pearson"
+    test: Literal["fixed_sequence", "holm"] = "fixed_sequence"
+
+    @field_validator("delta", "fraction")
+    @classmethod
+    def _open_unit(cls, v):
+        if not 0 < v < 1:
+            raise ValueError("must be in (0, 1)")
+        return v
+
+    @field_validator("bound")
+    @classmethod
+    def _known_bound(cls, v):
+        from safeclf.bounds import BOUNDS
+
+        if v not in BOUNDS:
+            raise ValueError(f"must be one of {', '.join(BOUNDS)}")
+        return v
+
+    def route(self, plugin) -> str:
+        """``how``, or its default for ``plugin``."""
+        if self.how is not None:
+            return self.how
+        return "training" if hasattr(plugin, "tightened_params") else "threshold"
+
+    def identity(self) -> dict:
+        """The entry as it enters a job's id: the options left at their defaults are left
+        out, so the jobs of a spec written before they existed keep their ids."""
+        out = self.model_dump(mode="json")
+        for key, default in (("how", None), ("bound", "clopper_pearson"),
+                             ("test", "fixed_sequence")):
+            if out[key] == default:
+                del out[key]
+        return out
 
 
 class MethodEntry(_Strict):
@@ -89,6 +131,9 @@ class MethodEntry(_Strict):
     save_model: bool | None = None  # overrides the spec's save_models for this method
     certify: Certify | None = None
     path: str | None = None  # a grid parameter whose points one job solves in order (warm)
+    #: promises the user requires of the method, in ramp's constraint vocabulary
+    #: (safeclf/declared.py): checked on the test split, certified with ``certify``
+    promises: list[dict[str, Any]] | None = None
 
 
 class PlotEntry(BaseModel):
@@ -583,10 +628,15 @@ def check(spec: Spec) -> None:
         plugin = registry.get_method(m.method, f"methods[{i}].method")
         for point in grid_points(m.params, f"methods[{i}].params"):
             plugin.check_params(point, f"methods[{i}].params")
-        if m.certify is not None and not hasattr(plugin, "tightened_params"):
-            raise SpecError(f"methods[{i}].certify: method '{m.method}' has no rate constraint "
-                            "to certify (certified training needs a plugin with "
-                            "tightened_params, such as ramp)")
+        if m.promises is not None:
+            from safeclf import declared
+
+            try:
+                declared.parse(m.promises, f"methods[{i}].promises")
+            except ValueError as exc:
+                raise SpecError(str(exc)) from None
+        if m.certify is not None:
+            _check_certify(m, plugin, f"methods[{i}]")
         if m.path is not None:
             if m.certify is not None:
                 raise SpecError(f"methods[{i}].path: a method with certify is fitted by the "
@@ -689,6 +739,12 @@ def reported_metrics(spec: Spec, method_index: int) -> set[str] | None:
         own.update(f"promise_{p}_*" for p in (("*",) if promises is None else promises))
     if m.certify is not None:
         own.add("no_solution")
+        if m.certify.route(plugin) == "threshold":
+            own.add("certify_pass_probability")
+    if m.promises:
+        from safeclf import declared
+
+        own.update(f"promise_declared_{c.name}_*" for c in declared.parse(m.promises))
     names = set(spec.metrics) | ({UNDIRECTED} if "fairness_ratio" in spec.metrics else set())
     return {f"{part}_{name}" for part in parts for name in names} | own
 
@@ -752,6 +808,34 @@ def _check_metric_names(spec: Spec) -> None:
         extra = p.model_extra or {}
         for key in BUILTIN_PLOT_KEYS.get(p.kind, ()):
             verify(f"plots[{i}].{key}", extra.get(key), extra.get("methods"))
+
+
+def _check_certify(m: MethodEntry, plugin, where: str) -> None:
+    """What a certification request needs before any data is read: a route the method has, a
+    score for a threshold, and something to certify."""
+    how = m.certify.route(plugin)
+    if how == "training":
+        if not hasattr(plugin, "tightened_params"):
+            raise SpecError(f"{where}.certify.how: method '{m.method}' cannot be certified in "
+                            "training (that needs a plugin with tightened_params, such as "
+                            "ramp); use how: threshold")
+        if m.promises:
+            raise SpecError(f"{where}.promises: certify how: training certifies the method's "
+                            "own constraints only; use how: threshold to certify declared "
+                            "promises")
+        if m.certify.test != "fixed_sequence":
+            raise SpecError(f"{where}.certify.test: '{m.certify.test}' applies to how: "
+                            "threshold (training makes one safety test)")
+        return
+    est = plugin.estimator
+    if not (hasattr(est, "decision_function") or hasattr(est, "predict_proba")):
+        raise SpecError(f"{where}.certify: method '{m.method}' gives no score "
+                        "(decision_function or predict_proba), so no threshold can be "
+                        "certified for it")
+    if not m.promises and all(plugin.promise_names(point) == ()
+                              for point in grid_points(m.params, f"{where}.params")):
+        raise SpecError(f"{where}.certify: method '{m.method}' makes no promise to certify; "
+                        f"state one under {where}.promises (e.g. {{rate: fpr, max: 0.05}})")
 
 
 def _check_path(m: MethodEntry, plugin, where: str) -> None:
@@ -824,8 +908,13 @@ def expand(spec: Spec) -> list[Job]:
                     if not spec.runs_on(mi, di):
                         continue
                     # ``path`` only says how the jobs are run, not what they are: not in the id
-                    mkey = dict(m.model_dump(mode="json", exclude={"params", "save_model", "path"}),
+                    mkey = dict(m.model_dump(mode="json", exclude={"params", "save_model", "path",
+                                                                   "promises", "certify"}),
                                 name=spec.method_label(mi))
+                    # new options enter the id only when used (old specs keep their ids)
+                    mkey["certify"] = None if m.certify is None else m.certify.identity()
+                    if m.promises is not None:
+                        mkey["promises"] = m.promises
                     for point in grid_points(m.params, f"methods[{mi}].params"):
                         jid = _job_id(dkey, mkey, point, seed, fold)
                         jobs.append(Job(jid, di, mi, spec.dataset_label(di),

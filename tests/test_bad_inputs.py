@@ -154,6 +154,44 @@ CASES = [
     ("alias-bomb", "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")), [], 2,
      "the YAML expands to more than 200,000 values through its aliases"),
+    # certification (issue 22): each refused before anything runs, naming the place
+    ("certify-delta-above-one", BASE.replace("- method: svm", "- method: logreg")
+     + "    promises: [{rate: fpr, max: 0.1}]\n    certify: {delta: 1.5}\n", [], 2,
+     "methods[0].certify.delta must be in (0, 1), got 1.5"),
+    ("certify-fraction-zero", BASE.replace("- method: svm", "- method: logreg")
+     + "    promises: [{rate: fpr, max: 0.1}]\n    certify: {fraction: 0}\n", [], 2,
+     "methods[0].certify.fraction must be in (0, 1), got 0"),
+    ("certify-unknown-bound", BASE + "    promises: [{rate: fpr, max: 0.1}]\n"
+     "    certify: {bound: wilson}\n", [], 2,
+     "methods[0].certify.bound must be one of clopper_pearson, hoeffding, bentkus, ttest, got "
+     "'wilson'"),
+    ("certify-unknown-test", BASE + "    promises: [{rate: fpr, max: 0.1}]\n"
+     "    certify: {test: bonferroni}\n", [], 2, "methods[0].certify.test"),
+    ("certify-nothing-to-certify", BASE + "    certify: {delta: 0.05}\n", [], 2,
+     "methods[0].certify: method 'svm' makes no promise to certify; state one under "
+     "methods[0].promises"),
+    ("certify-training-without-hook", BASE + "    promises: [{rate: fpr, max: 0.1}]\n"
+     "    certify: {how: training}\n", [], 2,
+     "methods[0].certify.how: method 'svm' cannot be certified in training"),
+    ("promise-unknown-rate", BASE + "    promises: [{rate: fpx, max: 0.1}]\n", [], 2,
+     "methods[0].promises[0]"),
+    ("promise-ratio-without-min", BASE + "    promises: [{rate: fairness_ratio}]\n", [], 2,
+     "methods[0].promises[0] needs min"),
+    ("promise-privileged-not-a-group",
+     (lambda tmp: _with_csv(GROUP_CSV, extra=", group: sex")(tmp).replace(
+         "- method: svm", "- method: logreg\n    promises: [{rate: fairness_ratio, min: 0.8, "
+         "privileged: Alien}]")), [], 2,
+     "methods[0].promises[0].privileged 'Alien' is not a value of the data's groups"),
+    ("promise-subset-group-absent",
+     (lambda tmp: _with_csv(GROUP_CSV, extra=", group: sex")(tmp).replace(
+         "- method: svm", "- method: logreg\n    promises: [{rate: fpr, max: 0.1, subset: "
+         "{groups: [Other]}}]")), [], 2,
+     "methods[0].promises[0].subset.groups 'Other' is not a value of the data's 'groups'"),
+    ("certify-fraction-leaves-a-group-empty",
+     (lambda tmp: _with_csv(GROUP_CSV, extra=", group: sex")(tmp).replace(
+         "- method: svm", "- method: logreg\n    promises: [{rate: fairness_ratio, min: 0.8, "
+         "privileged: Male}]\n    certify: {fraction: 0.05}")), [], 2,
+     "methods[0].certify.fraction 0.05 leaves no held-back row for declared_fairness_ratio"),
 ]
 
 

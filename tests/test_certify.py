@@ -160,3 +160,23 @@ def test_certification_returns_no_solution_when_the_safety_test_cannot_pass():
                           task, delta=0.05, fraction=0.3, seed=0)
     assert not out.passed and out.estimator is None
     assert "reason" in out.record
+
+
+def test_the_bound_of_certified_training_is_selectable():
+    """``certify: {bound: hoeffding}`` reaches the tightening and the safety test: Hoeffding's
+    half-widths are wider than Clopper–Pearson's, so it asks the candidate for more (a larger
+    κ'), and the record and the promise name the bound."""
+    from safeclf import bounds as B
+    from safeclf.methods.ramp import plugin
+
+    assert C.tightened_rate(0.1, "<=", 1000, 0.05, B.get("hoeffding")) < \
+        C.tightened_rate(0.1, "<=", 1000, 0.05)
+    task = _fair_task(3000, 0)
+    params = {"constraints": [{"rate": "fairness_ratio", "kappa": 0.8}]}
+    cp = C.certified_fit(plugin, params, task, delta=0.05, fraction=0.3, seed=0)
+    hf = C.certified_fit(plugin, params, task, delta=0.05, fraction=0.3, seed=0,
+                         bound="hoeffding")
+    assert cp.record["bound"] == "clopper_pearson" and hf.record["bound"] == "hoeffding"
+    name = "constraint_fairness_ratio"
+    assert hf.record["internal_bounds"][name] > cp.record["internal_bounds"][name]
+    assert "hoeffding" in hf.promises[0].note

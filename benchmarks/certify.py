@@ -1,0 +1,228 @@
+"""Certified classifiers side by side with their peers (issue 22, item 8), on the same splits.
+
+* fairness, s_p(Female) >= κ s_p(Male) at κ = 0.8, δ = 0.05 on Adult subsamples:
+  safeclf's post-hoc certified logistic regression (``certify: {how: threshold}``,
+  safeclf/posthoc.py) and certified ramp (in training, safeclf/certify.py) against the
+  Seldonian engine (seldonian-engine 0.8.11: its logistic regression under the symmetric
+  disparate-impact constraint of its credit tutorial, min(PR|M / PR|F, PR|F / PR|M) >= κ,
+  its default t-test bound; ``default_supervised_initial_solution_fn`` as the tutorial means);
+* false-positive rate FPR <= ε = 0.1 at δ = 0.05: safeclf's post-hoc certification (exact
+  Clopper–Pearson p-values, fixed-sequence testing) against MAPIE 1.6's
+  ``BinaryClassificationController`` (Learn-then-Test, Hoeffding–Bentkus p-values,
+  Bonferroni–Holm over a grid), both around the same logistic regression fitted on the same
+  candidate rows, both calibrated on the same held-back rows.
+
+Per method and size: failure rate (the test estimate on the wrong side of the bound; a run
+without a solution counts as no failure), solution rate, mean test error over the runs with a
+solution, and the fit time relative to safeclf's. Benchmark-only extras, not dependencies:
+``pip install mapie==1.6.0`` and ``pip install --no-deps seldonian-engine==0.8.11`` with
+autograd, cma, graphviz and tqdm (0.8.11 pins matplotlib 3.5.1, which does not build here).
+
+Usage: ``python benchmarks/certify.py [--sizes 1000 3000] [--seeds 10] [--iters 1000]``.
+
+Measured (``--sizes 1000 3000 --seeds 10``, 2026-11-26, load average 5.5 → 9.0, other work
+running; ~5 min):
+
+| method | train rows | failure | solution | test error | fit time / safeclf |
+|---|---|---|---|---|---|
+| safeclf logreg, post hoc | 1000 | 0/10 | 10/10 | 0.2112 | 1.0 |
+| Seldonian engine | 1000 | 4/10 | 8/10 | 0.2249 | 27.0 |
+| safeclf ramp, in training | 1000 | 0/10 | 7/10 | 0.2320 | 2.0 |
+| safeclf, FPR post hoc | 1000 | 0/10 | 10/10 | 0.1718 | 1.0 |
+| MAPIE BinaryClassificationController | 1000 | 0/10 | 10/10 | 0.1778 | 0.5 |
+| safeclf logreg, post hoc | 3000 | 0/10 | 10/10 | 0.1898 | 1.0 |
+| Seldonian engine | 3000 | 1/10 | 10/10 | 0.1952 | 29.8 |
+| safeclf ramp, in training | 3000 | 0/10 | 9/10 | 0.1982 | 3.7 |
+| safeclf, FPR post hoc | 3000 | 0/10 | 10/10 | 0.1625 | 1.0 |
+| MAPIE BinaryClassificationController | 3000 | 0/10 | 10/10 | 0.1628 | 0.7 |
+
+safeclf's post-hoc logistic regression certifies at least as often as the Seldonian engine, at
+a lower test error and 27-30x less time, and never failed; the engine's failures (4/10 at 1k
+rows) are its 0/1 decisions below κ, which its t-test bound on mean probabilities does not
+cover. Against MAPIE, at equal failure (0/10) safeclf's exact p-values along a path give a
+slightly lower error (0.0060 at 1k rows, 0.0003 at 3k); MAPIE's calibration is faster (0.5-0.7x
+of safeclf's certification alone; both around the same fitted model). Not run yet: the full
+training set (32,561 rows) and 20+ seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+KAPPA, DELTA, EPS, FRACTION = 0.8, 0.05, 0.1, 0.3
+
+
+def _task(size: int, seed: int):
+    from safeclf.jobs import load_dataset, preprocess, split_task
+
+    entry = {"dataset": "adult", "params": {}, "name": "adult",
+             "split": {"predefined": True, "train_rows": size}}
+    return preprocess(split_task(load_dataset(entry), entry, seed, None), "minmax")
+
+
+def _fair(pred, y, g, privileged) -> tuple[float, float]:
+    """(test error, ratio protected / privileged of positive predictions)."""
+    prot, priv = g != privileged, g == privileged
+    return float(np.mean(pred != y)), float(pred[prot].mean() / max(pred[priv].mean(), 1e-12))
+
+
+def safeclf_fair(task, seed, method="logreg"):
+    from safeclf import posthoc, registry
+
+    plugin = registry.get_method(method)
+    if method == "ramp":
+        from safeclf.certify import certified_fit
+
+        params = {"constraints": [{"rate": "fairness_ratio", "kappa": KAPPA}],
+                  "max_mm_iter": 10, "lam": "1/n"}
+        out = certified_fit(plugin, params, task, DELTA, FRACTION, seed)
+    else:
+        out = posthoc.certified_fit(plugin, {}, task, {"delta": DELTA, "fraction": FRACTION},
+                                    [{"rate": "fairness_ratio", "min": KAPPA}], seed)
+    if not out.passed:
+        return None
+    return out.estimator.predict(task.test.X) == out.estimator.classes_[-1]
+
+
+def seldonian_fair(task, seed, iters):
+    """The engine's logistic regression under its tutorial's disparate-impact constraint."""
+    from seldonian.dataset import SupervisedDataSet, SupervisedMetaData
+    from seldonian.models import objectives
+    from seldonian.models.models import BinaryLogisticRegressionModel
+    from seldonian.parse_tree.parse_tree import make_parse_trees_from_constraints
+    from seldonian.seldonian_algorithm import SeldonianAlgorithm
+    from seldonian.spec import SupervisedSpec
+    from seldonian.utils.stats_utils import default_supervised_initial_solution_fn
+
+    X = np.asarray(task.train.X, dtype=float)
+    y = (np.asarray(task.train.y) == np.unique(task.train.y)[-1]).astype(int)
+    g = np.asarray(task.train.rows["groups"]).astype(str)
+    priv = str(task.info["privileged_group"])
+    sens = np.c_[(g == priv), (g != priv)].astype(int)
+    names = [f"x{i}" for i in range(X.shape[1])]
+    meta = SupervisedMetaData("classification", names + ["M", "F", "y"], names, ["y"],
+                              ["M", "F"])
+    data = SupervisedDataSet(X, y, sens, len(y), meta)
+    trees = make_parse_trees_from_constraints(
+        [f"min((PR | [M])/(PR | [F]),(PR | [F])/(PR | [M])) >= {KAPPA}"], [DELTA],
+        sub_regime="classification", columns=["M", "F"])
+    np.random.seed(seed)
+    spec = SupervisedSpec(
+        dataset=data, model=BinaryLogisticRegressionModel(), parse_trees=trees,
+        sub_regime="classification", frac_data_in_safety=0.6,
+        primary_objective=objectives.binary_logistic_loss,
+        initial_solution_fn=default_supervised_initial_solution_fn,
+        optimization_hyperparams={"lambda_init": 1.0, "alpha_theta": 0.01, "alpha_lamb": 0.01,
+                                  "beta_velocity": 0.9, "beta_rmsprop": 0.95,
+                                  "use_batches": False, "num_iters": iters,
+                                  "gradient_library": "autograd", "hyper_search": None,
+                                  "verbose": False})
+    passed, theta = SeldonianAlgorithm(spec).run()
+    if not passed:
+        return None
+    proba = BinaryLogisticRegressionModel().predict(theta, np.asarray(task.test.X, float))
+    return proba >= 0.5
+
+
+def fpr_pair(task, seed):
+    """(safeclf, MAPIE) test predictions controlling FPR <= ε, or None for no solution."""
+    from sklearn.linear_model import LogisticRegression
+
+    from mapie.risk_control import BinaryClassificationController
+    from safeclf.certified import CertifiedClassifier, split_rows
+
+    X, y = task.train.X, np.asarray(task.train.y)
+    classes = np.unique(y)
+    y_pos = y == classes[-1]
+    cand, safe = split_rows(len(y), FRACTION, seed)
+    model = LogisticRegression(max_iter=1000).fit(X[cand], y_pos[cand])
+    t0 = time.perf_counter()
+    cc = CertifiedClassifier.from_fitted(model, _fpr_promise(y_pos[cand]), X, y_pos, {}, cand,
+                                         safe, delta=DELTA, random_state=seed)
+    t_ours = time.perf_counter() - t0
+    ours = None if cc.rule_ is None else cc.predict(task.test.X).astype(bool)
+    t0 = time.perf_counter()
+    bcc = BinaryClassificationController(model.predict_proba, "fpr", EPS,
+                                         confidence_level=1 - DELTA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bcc.calibrate(X[safe], y_pos[safe].astype(int))
+    t_mapie = time.perf_counter() - t0
+    theirs = None if bcc.best_predict_param is None else bcc.predict(task.test.X).astype(bool)
+    return ours, theirs, t_ours, t_mapie
+
+
+def _fpr_promise(y_pos):
+    from safeclf import declared
+
+    return declared.promises([{"rate": "fpr", "max": EPS}], y_pos, {})
+
+
+def _row(name, size, runs, failures, errors, seconds, base_seconds):
+    solved = len(errors)
+    print(f"| {name} | {size} | {failures}/{runs} | {solved}/{runs} | "
+          f"{np.mean(errors) if errors else float('nan'):.4f} | "
+          f"{np.mean(seconds) / np.mean(base_seconds):.1f} |")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000])
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--iters", type=int, default=1000,
+                    help="Seldonian gradient steps (its credit tutorial: 1000; 300 found no solution)")
+    ap.add_argument("--no-ramp", action="store_true", help="leave certified ramp out")
+    args = ap.parse_args(argv)
+    from safeclf.blas import one_blas_thread
+
+    print("| method | train rows | failure | solution | test error | fit time / safeclf |")
+    print("|---|---|---|---|---|---|")
+    for size in args.sizes:
+        fair = {"safeclf logreg, post hoc": ("logreg", []), "Seldonian engine": ("sel", [])}
+        if not args.no_ramp:
+            fair["safeclf ramp, in training"] = ("ramp", [])
+        fpr = {"safeclf, FPR post hoc": [], "MAPIE BinaryClassificationController": []}
+        for seed in range(args.seeds):
+            task = _task(size, seed)
+            y = np.asarray(task.test.y) == np.unique(task.train.y)[-1]
+            g = np.asarray(task.test.rows["groups"]).astype(str)
+            priv = str(task.info["privileged_group"])
+            for name, (kind, out) in fair.items():
+                t0 = time.perf_counter()
+                with one_blas_thread(), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    pred = (seldonian_fair(task, seed, args.iters) if kind == "sel"
+                            else safeclf_fair(task, seed, kind))
+                seconds = time.perf_counter() - t0
+                out.append(None if pred is None else (*_fair(pred, y, g, priv), seconds))
+                if pred is None:
+                    out[-1] = (None, None, seconds)
+            ours, theirs, t_o, t_m = fpr_pair(task, seed)
+            for name, pred, sec in (("safeclf, FPR post hoc", ours, t_o),
+                                    ("MAPIE BinaryClassificationController", theirs, t_m)):
+                if pred is None:
+                    fpr[name].append((None, None, sec))
+                else:
+                    fpr[name].append((float(np.mean(pred != y)), float(pred[~y].mean()), sec))
+        base = [r[2] for r in fair["safeclf logreg, post hoc"][1]]
+        for name, (_, out) in fair.items():
+            ok = [r for r in out if r[0] is not None]
+            _row(name, size, len(out), sum(r[1] < KAPPA for r in ok), [r[0] for r in ok],
+                 [r[2] for r in out], base)
+        base = [r[2] for r in fpr["safeclf, FPR post hoc"]]
+        for name, out in fpr.items():
+            ok = [r for r in out if r[0] is not None]
+            _row(name, size, len(out), sum(r[1] > EPS for r in ok), [r[0] for r in ok],
+                 [r[2] for r in out], base)
+    print(f"\nfairness: failure = test ratio s_p(Female)/s_p(Male) < κ = {KAPPA}; FPR: failure ="
+          f" test FPR > ε = {EPS}; δ = {DELTA}. Seldonian: its t-test bound is approximate and "
+          "its constraint is on the symmetric ratio of mean probabilities during training, so "
+          "its 0/1 decisions can fall below κ; fit times include the whole certified fit.")
+
+
+if __name__ == "__main__":
+    main()

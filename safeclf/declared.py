@@ -1,0 +1,69 @@
+"""Promises a user writes on a method entry, in the vocabulary of ramp's constraints.
+
+``promises: [{rate: fpr, max: 0.05}, {rate: fairness_ratio, min: 0.8}]`` states what the
+user requires of a method that may promise nothing itself: each item is read exactly as a ramp
+constraint (:func:`safeclf.methods.ramp.rates.parse_constraints`: ``rate``, ``max`` / ``min``,
+``subset``, ``name``; a ratio's ``groups`` and ``privileged``; ``min`` is accepted for a
+ratio's ``kappa``) and becomes a :class:`~safeclf.promises.Promise` about the same quantity
+(:func:`safeclf.methods.ramp.promises.quantity`), so a declared promise, a ramp constraint, a
+held-out check and a certificate all speak of one thing. Uncertified, a declared promise has
+kind ``declared``: checked on the test split, guaranteed by nothing. Certified (``certify``),
+it becomes a high-confidence promise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from safeclf.promises import Promise
+
+SOURCE = "declared in the spec"
+
+
+def _items(items) -> list:
+    """The items with a ratio's ``min`` read as its ``kappa``."""
+    from safeclf.methods.ramp.rates import _RATIO_KINDS
+
+    out = []
+    for item in items or []:
+        if isinstance(item, Mapping) and item.get("rate") in _RATIO_KINDS and "min" in item:
+            item = {k: v for k, v in item.items() if k != "min"} | {"kappa": item["min"]}
+        out.append(item)
+    return out
+
+
+def parse(items, where: str = "promises") -> list:
+    """The constraints ``items`` state (ValueError naming the place when malformed); a ratio
+    without ``kappa`` / ``min`` is an error here (there is no method default to take)."""
+    from safeclf.methods.ramp.rates import _RATIO_KINDS, RatioConstraint, parse_constraints
+
+    for i, item in enumerate(items or []):
+        if isinstance(item, Mapping) and item.get("rate") in _RATIO_KINDS \
+                and "min" not in item and "kappa" not in item:
+            raise ValueError(f"{where}[{i}] needs min (the ratio's lower bound κ)")
+    parsed = parse_constraints(_items(items), where)
+    for i, c in enumerate(parsed):
+        if isinstance(c, RatioConstraint) and c.kappa is None:
+            raise ValueError(f"{where}[{i}] needs min (the ratio's lower bound κ)")
+    return parsed
+
+
+def promises(items, y_pos, rows, info=None, where: str = "promises") -> list[Promise]:
+    """The declared promises, their ratios' privileged group resolved on the training rows
+    (``y_pos``: label is positive; ``rows``: the task's row entries; ``info``: the dataset's)."""
+    from safeclf.methods.ramp.promises import quantity
+    from safeclf.methods.ramp.rates import FitData, RatioConstraint
+
+    data = FitData(np.asarray(y_pos, bool), dict(rows or {}))
+    out = []
+    for c in parse(items, where):
+        if isinstance(c, RatioConstraint):
+            c = c.resolved(data, (info or {}).get("privileged_group"))
+        sense = ">=" if c.sense == "min" else "<="
+        bound = float(c.kappa if isinstance(c, RatioConstraint) else c.bound)
+        out.append(Promise(f"declared_{c.name}", c.describe(), quantity(c), sense, bound,
+                           "declared", f"{SOURCE} ({c.where})",
+                           note="checked on held-out data; guaranteed only when certified"))
+    return out

@@ -1,0 +1,127 @@
+"""Learn-then-Test (Angelopoulos, Bates, Candès, Jordan and Lei, 2021): which decision rules of
+an ordered family can be certified on held-back rows, with family-wise error at most δ.
+
+For each candidate rule λ and the promises P₁ … P_m it should keep, the null hypothesis H_λ is
+"some P_i is violated on the population". :func:`promise_p_value` gives a p-value for one
+promise from the rule's counts on the held-back rows (super-uniform under that promise's
+violation, whatever the other promises do); :func:`joint_p_value` takes the largest over the
+promises, which is super-uniform under H_λ (H_λ true means some P_i is violated, and the
+maximum is at least that P_i's p-value). Testing the rules in a fixed order chosen without the
+held-back rows and stopping at the first non-rejection (:func:`fixed_sequence`) rejects a true
+null with probability ≤ δ in all (each rejection before the first true null is of a false
+null; the first true null tested is rejected with probability ≤ δ); :func:`holm` is the
+step-down alternative for an unordered grid. So, with probability ≥ 1 − δ over the held-back
+rows, every certified rule keeps every promise on the population, and so does any one chosen
+among them afterwards, by any criterion.
+
+P-values from the counts (a :class:`~safeclf.bounds.Bound` gives each one-sided one):
+
+* a rate r ≤ b: ``bound.p_above(k, n, b)``; r ≥ b: ``bound.p_below(k, n, b)``;
+* a ratio s_A / s_B ≥ κ of two group rates: p = inf{α : L_A(α/2) ≥ κ · U_B(α/2)}. Under the
+  null s_A < κ s_B a rejection at α needs L_A > s_A or U_B < s_B (else
+  L_A ≤ s_A < κ s_B ≤ κ U_B), each with probability ≤ α/2; likewise for ≤ κ with U_A and L_B.
+
+Counts are conditional on the group sizes of the held-back rows, which does not change the
+validity (the bound holds for every size).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from safeclf.bounds import Bound
+from safeclf.promises import Evidence, Promise
+
+
+def ratio_p_values(k, n: int, k2, n2: int, sense: str, kappa: float, bound: Bound) -> np.ndarray:
+    """inf{α: the two halves' bounds certify the ratio}, for arrays of counts ``k`` (protected)
+    and ``k2`` (privileged) at sizes ``n``, ``n2``: a bisection on α (the certificate is
+    monotone in α), run on all counts at once."""
+    k, k2 = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(k2, dtype=float))
+    if not n or not n2:
+        return np.ones(k.shape)
+
+    def passes(alpha):
+        a = alpha / 2
+        if sense == ">=":
+            return np.asarray(bound.lower(k, n, a)) >= kappa * np.asarray(bound.upper(k2, n2, a))
+        return np.asarray(bound.upper(k, n, a)) <= kappa * np.asarray(bound.lower(k2, n2, a))
+
+    ok = passes(np.ones(k.shape))
+    lo, hi = np.zeros(k.shape), np.ones(k.shape)  # passes(hi) where ok
+    for _ in range(32):  # to 2⁻³² in α
+        mid = (lo + hi) / 2
+        p = passes(mid)
+        hi, lo = np.where(p, mid, hi), np.where(p, lo, mid)
+    return np.where(ok, hi, 1.0)
+
+
+def rejects(p: Promise, k, n: int, k2, n2, alpha: float, bound: Bound) -> np.ndarray:
+    """Whether the p-value of ``p`` at counts ``k`` (arrays) is ≤ ``alpha``, without computing
+    it: for a ratio, whether the two halves' bounds at α/2 certify it (the p-value is the
+    infimum of such α, and the certificate is monotone in α)."""
+    if p.quantity.kind == "ratio":
+        k, k2 = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(k2, dtype=float))
+        if not n or not n2:
+            return np.zeros(k.shape, bool)
+        a = alpha / 2
+        if p.sense == ">=":
+            return np.asarray(bound.lower(k, n, a)) >= p.bound * np.asarray(bound.upper(k2, n2, a))
+        return np.asarray(bound.upper(k, n, a)) <= p.bound * np.asarray(bound.lower(k2, n2, a))
+    return p_values(p, k, n, k2, n2, bound) <= alpha
+
+
+def _ratio_p_value(ev: Evidence, sense: str, kappa: float, bound: Bound) -> float:
+    return float(ratio_p_values(ev.k, ev.n, ev.k2, ev.n2, sense, kappa, bound))
+
+
+def p_values(p: Promise, k, n: int, k2, n2, bound: Bound) -> np.ndarray:
+    """:func:`promise_p_value` for arrays of counts (one entry per rule or per draw)."""
+    kind = p.quantity.kind
+    if kind == "rate":
+        k = np.asarray(k, dtype=float)
+        if not n:
+            return np.ones(k.shape)
+        f = bound.p_above if p.sense == "<=" else bound.p_below
+        return np.asarray(f(k, n, p.bound), dtype=float) * np.ones(k.shape)
+    if kind == "ratio":
+        return ratio_p_values(k, n, k2, n2, p.sense, p.bound, bound)
+    raise ValueError(f"promise {p.name}: a {kind} quantity cannot be certified from counts")
+
+
+def promise_p_value(p: Promise, ev: Evidence, bound: Bound) -> float:
+    """A p-value for "``p`` is violated on the population" from its counts ``ev``."""
+    kind = p.quantity.kind
+    if kind == "rate":
+        if not ev.n:
+            return 1.0
+        f = bound.p_above if p.sense == "<=" else bound.p_below
+        return float(f(ev.k, ev.n, p.bound))
+    if kind == "ratio":
+        return _ratio_p_value(ev, p.sense, p.bound, bound)
+    raise ValueError(f"promise {p.name}: a {kind} quantity cannot be certified from counts")
+
+
+def joint_p_value(promises, evidence, bound: Bound) -> float:
+    """The largest of the promises' p-values (valid for "some promise is violated")."""
+    return max(promise_p_value(p, ev, bound) for p, ev in zip(promises, evidence, strict=True))
+
+
+def fixed_sequence(p_values, delta: float) -> int:
+    """How many leading hypotheses fixed-sequence testing rejects at level ``delta``."""
+    for i, p in enumerate(p_values):
+        if not p <= delta:
+            return i
+    return len(p_values)
+
+
+def holm(p_values, delta: float) -> np.ndarray:
+    """The hypotheses Holm's step-down procedure rejects at level ``delta`` (boolean mask)."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p, kind="stable")
+    rejected = np.zeros(p.size, bool)
+    for j, i in enumerate(order):
+        if not p[i] <= delta / (p.size - j):
+            break
+        rejected[i] = True
+    return rejected
