@@ -150,6 +150,12 @@ class MethodPlugin:
             return []
         return [("privileged", "groups", named)]
 
+    def comparisons(self, params: Mapping[str, Any], task) -> list[str]:
+        """The comparisons of groups a model with ``params`` will make on ``task``, one line
+        each (``validate`` prints them); the default: none. Raises :class:`DataError` as
+        :meth:`check_task` does."""
+        return []
+
     # -- checks before fitting -------------------------------------------------------------
     def check_task(self, params: Mapping[str, Any], task, preprocess: str | None = None) -> None:
         """Every check a model with ``params`` allows before it is fitted on ``task`` (``X``
