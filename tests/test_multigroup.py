@@ -128,14 +128,14 @@ def test_tightened_params_per_pair(data):
     est = _fit(X, y, g)
     promises = constraint_promises(est)
     params = {"constraints": [{"rate": "fairness_ratio", "kappa": KAPPA, "privileged": "a"}]}
-    out = tightened_params(params, [0.9, 1.1], promises)
+    out = tightened_params(params, [0.85, 0.9], promises)
     assert out["constraints"] == [
-        {"rate": "fairness_ratio", "kappa": 0.9, "privileged": "a", "protected": "b",
+        {"rate": "fairness_ratio", "kappa": 0.85, "privileged": "a", "protected": "b",
          "compare": "each", "name": "fairness_ratio_b"},
-        {"rate": "fairness_ratio", "kappa": 1.1, "privileged": "a", "protected": "c",
+        {"rate": "fairness_ratio", "kappa": 0.9, "privileged": "a", "protected": "c",
          "compare": "each", "name": "fairness_ratio_c"}]
     refit = RampClassifier(constraints=out["constraints"], lam=1e-3).fit(X, y, groups=g)
-    assert [r["target"] for r in refit.constraint_values_] == [0.9, 1.1]
+    assert [r["target"] for r in refit.constraint_values_] == [0.85, 0.9]
     with pytest.raises(ValueError, match="2 bounds for 1 constraints"):
         tightened_params(params, [0.9, 1.1])
 
