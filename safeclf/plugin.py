@@ -174,8 +174,9 @@ class MethodPlugin:
         from safeclf.groups import resolve
 
         for where, row, named in self.named_groups(params):
-            if row in task.train.rows:
-                resolve(named, task.info, task.train.rows[row], where=where)
+            if row in task.train.rows:  # the dataset's privileged group is one of rows groups
+                resolve(named, task.info if row == "groups" else None, task.train.rows[row],
+                        where=where)
         classes = np.unique(np.asarray(task.train.y))
         n_classes = classes.size
         _check_class_weight(params.get("class_weight"), classes, task.train.y)

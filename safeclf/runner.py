@@ -220,6 +220,9 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path):
     from safeclf import promise_report
 
     problems += promise_report.write(run_dir, [r.to_record() for r in results])
+    from safeclf import by_group
+
+    by_group.write(run_dir, [r.to_record() for r in results])
     verdicts = expect.evaluate(spec, frame) if spec.expect else []
     if verdicts:
         expect.write(run_dir, verdicts)

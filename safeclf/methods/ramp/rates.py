@@ -363,8 +363,10 @@ class RatioConstraint:
         compare = self.compare or G.default_compare(g, self.protected)
         privileged, source = self.privileged, self.source
         if compare != "worst_pair":
+            # the dataset's privileged group is a group of its rows "groups"
+            declared = dataset_privileged if self.groups == "groups" else None
             d = G.resolve(None if self.privileged is None else G.label(self.privileged),
-                          {"privileged_group": dataset_privileged}, g, data.positive,
+                          {"privileged_group": declared}, g, data.positive,
                           where=f"{self.where}.privileged")
             privileged, source = d.privileged, d.source
         try:
