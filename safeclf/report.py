@@ -129,13 +129,15 @@ def _promises_section(run) -> str:
 
 def _by_group_section(run) -> str | None:
     """The by-group summary (:mod:`safeclf.by_group`) of a run whose data has groups."""
+    import pandas as pd
+
     from safeclf import by_group
-    from safeclf.run_folder import read_table
 
     path = run.path / "by_group.csv"
     if not path.is_file():
         return None
-    summary = by_group.summary(read_table(path))
+    summary = by_group.summary(pd.read_csv(path, dtype={"group": str}, keep_default_na=False,
+                                           na_values=[""]))
     if summary.empty:
         return None
     return ('<p class="note">Each rate per group on the test split (Clopper–Pearson '
