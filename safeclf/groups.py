@@ -21,6 +21,18 @@ directed ratio that shows a disparity, and its metric name says so (``fairness_r
 
 A constraint that names a privileged group other than the dataset's is an error: the
 training-side and test-side figures of one run must agree on direction.
+
+More than two groups
+--------------------
+With two groups the protected group is every row not privileged. With more, a comparison is
+a list of pairs (:func:`comparisons`): by default each group against the privileged one;
+``worst_pair`` every ordered pair (all hold exactly when min / max ≥ κ, the four-fifths rule
+over k groups); ``pooled`` the two-group meaning on purpose. Every user of groups — ramp's
+constraints, promises and their held-out checks, certification, the shared
+``fairness_ratio`` metric (the smallest ratio over the pairs) and the by-group report — takes
+its pairs from here. Intersectional groups are one label per row joining several columns'
+values (:func:`intersect`, ``"Female & Black"``); a group with fewer rows than
+:data:`MIN_GROUP_SIZE` is reported as small, never pooled with another.
 """
 
 from __future__ import annotations
