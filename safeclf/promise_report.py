@@ -68,7 +68,8 @@ def summary(frame):
         row["params"] = _short(row["params"], varying[row["method"]]) or "-"
         if first["kind"] == "none":
             row.update(promise="none", kind="none", bound="", estimate="", interval="",
-                       verdicts="no promise", failure_rate="", train_verdicts="", rule="",
+                       verdicts="no promise", n_needed="", failure_rate="", train_verdicts="",
+                       rule="",
                        statement=str(first["statement"]))
             out.append(row)
             continue
