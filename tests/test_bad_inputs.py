@@ -202,6 +202,9 @@ CASES = [
     ("group-column-reserved", _with_csv("a,split,sex,y\n1,u,M,0\n2,v,F,1\n3,u,M,0\n4,v,F,1\n",
                                         extra=", group: [sex, split]"), [], 2,
      "csv: group column 'split' has the name of a row entry safeclf reserves"),
+    ("adult-group-not-protected", BASE.replace(
+        "- dataset: iris", "- dataset: adult\n    params: {n_rows: 200, group: [sex, age]}"), [], 2,
+     "adult: group 'age' is not a protected attribute of Adult (known: sex, race)"),
     ("alias-bomb", "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")), [], 2,
      "the YAML expands to more than 200,000 values through its aliases"),

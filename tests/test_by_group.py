@@ -92,3 +92,20 @@ metrics: [error, fairness_ratio]
     assert "n_needed" in promises.columns
     assert "By group" in result.output
     assert "By group" in (run / "report.html").read_text()
+
+
+def test_adult_gives_intersections_of_sex_and_race_with_small_groups_reported():
+    from safeclf.datasets.adult import load_adult
+
+    ds = load_adult(n_rows=600, group=["sex", "race"])
+    assert ds.info["privileged_group"] == "Male & White"
+    g = ds.rows["groups"]
+    assert (g == "Female & Black").any() and set(ds.rows["race"]) >= {"White", "Black"}
+    assert load_adult(n_rows=600, group="race").info["privileged_group"] == "White"
+    y = ds.y == 1
+    recs = by_group.records(y, y, ds.rows, ds.info, 0.95)  # a perfect "classifier"
+    small = {r["group"] for r in recs if r["column"] == "groups" and r["small"]
+             and r["metric"] == "positive_rate"}
+    sizes = {v: int((g == v).sum()) for v in set(g)}
+    assert small == {v for v, n in sizes.items() if n < 30} and small  # reported, not pooled
+    assert {r["group"] for r in recs if r["column"] == "race"} >= {"White", "Black"}
