@@ -194,3 +194,22 @@ def test_a_declared_ratio_promise_is_expanded_per_pair():
     two = per_pair(p, np.array(list("aabb")), dataset_privileged="a")
     assert [(x.name, x.quantity.protected) for x in two] == [("fair", None)]
     assert len(per_pair(p, g, compare="worst_pair")) == 6
+
+
+def test_group_thresholds_give_each_group_its_own_threshold_and_ratio(data):
+    """The baseline hid the large group's disparity too (pooled: b/a ≈ 0.54 while the pooled
+    ratio meets κ); with more than two groups it now thresholds and constrains each group."""
+    from safeclf.methods.ramp.group_thresholds import GroupThresholds
+
+    X, y, g = data
+    onehot = np.c_[X, (g == "a") * 1.0, (g == "b") * 1.0, (g == "c") * 1.0]
+    pooled = GroupThresholds(kappa=KAPPA, privileged="a", compare="pooled").fit(onehot, y,
+                                                                                groups=g)
+    pred = pooled.predict(onehot) == 1
+    rates = _group_rates(pred, g)
+    assert pred[g != "a"].mean() / rates["a"] >= KAPPA
+    assert rates["b"] / rates["a"] < KAPPA - 0.1
+    each = GroupThresholds(kappa=KAPPA, privileged="a").fit(onehot, y, groups=g)
+    assert each.compare_ == "each" and set(each.thresholds_) == {"a", "b", "c"}
+    rates = _group_rates(each.predict(onehot) == 1, g)
+    assert min(rates["b"], rates["c"]) / rates["a"] >= KAPPA  # exact on the training rows
