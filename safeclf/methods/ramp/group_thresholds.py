@@ -208,6 +208,7 @@ def _group_columns(X, groups):
             keys[_key(vals)] = str(g)
         if len(keys) == names.size:
             return cols, keys
-    raise DataError("group_thresholds: no feature columns determine the group, so the group "
-                    "cannot be known when predicting; keep the group among the features "
-                    "(csv: group_as_feature: true)")
+    raise DataError("group_thresholds: no feature column determines the group (nor several "
+                    "together), so the group cannot be known when predicting; keep the group "
+                    "among the features (Adult: sensitive_as_feature: true; csv: "
+                    "group_as_feature: true)")
