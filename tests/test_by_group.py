@@ -109,3 +109,35 @@ def test_adult_gives_intersections_of_sex_and_race_with_small_groups_reported():
     sizes = {v: int((g == v).sum()) for v in set(g)}
     assert small == {v for v, n in sizes.items() if n < 30} and small  # reported, not pooled
     assert {r["group"] for r in recs if r["column"] == "race"} >= {"White", "Black"}
+
+
+def test_a_ratio_without_privileged_group_is_shown_under_its_undirected_name(three_csv,
+                                                                               tmp_path, cli):
+    """Without a privileged group the ratio is reported as fairness_ratio_minmax; the printed
+    summary shows it (it used to drop out) and validate says what it compares."""
+    path, frame = three_csv
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"""
+name: minmax
+seeds: 1
+datasets:
+  - dataset: csv
+    params: {{path: {path}, target: y, group: origin}}
+methods:
+  - method: logreg
+metrics: [error, fairness_ratio]
+""")
+    from rich.console import Console
+
+    from safeclf.console import print_outcome
+    from safeclf.runner import Options, run
+
+    validated = cli("validate", spec)
+    assert "min over groups / max over groups of s_p (3 groups" in validated.output
+    outcome = run(spec, Options(out=tmp_path / "runs", jobs=1))
+    assert outcome.exit_code == 0
+    assert "test_fairness_ratio_minmax" in outcome.table.columns
+    console = Console(width=400, record=True)
+    print_outcome(console, outcome)
+    summary = console.export_text().split("Summary", 1)[1].split("\n\n", 1)[0]
+    assert "test_fairness_ratio_minmax" in summary
