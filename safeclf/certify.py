@@ -314,7 +314,9 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
     candidates = []
     for setting, pilot in pilots:
         internal = _tightened(promises, pilot, cand_task, sizes, d, bnd)
-        candidates.append((plugin.tightened_params(setting, internal), internal))
+        # one bound per promise: a comparison of several pairs of groups has several
+        candidates.append((plugin.tightened_params(setting, internal, promises=promises),
+                           internal))
     chosen = 0
     if len(candidates) > 1:
         table = []

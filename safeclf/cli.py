@@ -287,6 +287,13 @@ def validate(
         s = outcome.spec
         typer.echo(f"{spec}: valid; {len(outcome.jobs)} jobs ({len(s.datasets)} datasets, "
                    f"{len(s.methods)} methods, {len(s.seeds)} seeds)")
+        from safeclf.preflight import comparisons
+
+        lines = comparisons(s)
+        if lines:
+            typer.echo("comparisons of groups:")
+            for line in lines:
+                typer.echo(f"  {line}")
 
     _guard(_validate)
 

@@ -45,6 +45,9 @@ def print_outcome(console, outcome) -> None:
         from safeclf.promise_report import print_table
 
         print_table(console, [r.to_record() for r in outcome.results])
+        from safeclf import by_group
+
+        by_group.print_table(console, [r.to_record() for r in outcome.results])
     failures = [r for r in outcome.results if r.failed]
     if failures:
         from rich.markup import escape

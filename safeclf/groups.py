@@ -21,6 +21,18 @@ directed ratio that shows a disparity, and its metric name says so (``fairness_r
 
 A constraint that names a privileged group other than the dataset's is an error: the
 training-side and test-side figures of one run must agree on direction.
+
+More than two groups
+--------------------
+With two groups the protected group is every row not privileged. With more, a comparison is
+a list of pairs (:func:`comparisons`): by default each group against the privileged one;
+``worst_pair`` every ordered pair (all hold exactly when min / max ≥ κ, the four-fifths rule
+over k groups); ``pooled`` the two-group meaning on purpose. Every user of groups — ramp's
+constraints, promises and their held-out checks, certification, the shared
+``fairness_ratio`` metric (the smallest ratio over the pairs) and the by-group report — takes
+its pairs from here. Intersectional groups are one label per row joining several columns'
+values (:func:`intersect`, ``"Female & Black"``); a group with fewer rows than
+:data:`MIN_GROUP_SIZE` is reported as small, never pooled with another.
 """
 
 from __future__ import annotations
@@ -121,17 +133,23 @@ def split(groups, privileged: str) -> tuple[np.ndarray, np.ndarray]:
 def ratio(p, groups, direction: Direction, base=None) -> float:
     """The fairness ratio of per-row values ``p`` (0/1 predictions "positive", or the
     randomised rule's probabilities) on the rows ``base`` (default all): mean over protected /
-    mean over privileged when ``direction`` is named, else min / max of the group means.
-    ``nan`` when a group is empty or the denominator is 0."""
+    mean over privileged when ``direction`` is named (with more than two groups, the smallest
+    of each group's mean over the privileged group's: :func:`comparisons`' default), else
+    min / max of the group means. ``nan`` when a group is empty or the denominator is 0."""
     p = np.asarray(p, dtype=float)
     g = np.asarray(groups).astype(str)
     keep = np.ones(p.shape[0], bool) if base is None else np.asarray(base, bool)
     if direction.named:
-        prot, priv = split(g, direction.privileged)
-        prot, priv = prot & keep, priv & keep
-        if not prot.any() or not priv.any():
+        present = values(g[keep])
+        if direction.privileged not in present or len(present) < 2:
             return float("nan")
-        num, den = p[prot].mean(), p[priv].mean()
+        worst = float("nan")
+        for pair in comparisons(g[keep], direction.privileged):
+            prot, priv = pair_masks(g, pair.privileged, pair.protected)
+            num, den = p[prot & keep].mean(), p[priv & keep].mean()
+            r = float(num / den) if den > 0 else float("nan")
+            worst = r if worst != worst or r < worst else worst
+        return worst
     else:
         means = [p[keep & (g == a)].mean() for a in np.unique(g[keep])]
         if len(means) < 2:
@@ -140,11 +158,168 @@ def ratio(p, groups, direction: Direction, base=None) -> float:
     return float(num / den) if den > 0 else float("nan")
 
 
-def counts(positive_pred, groups, privileged: str, base=None) -> tuple[int, int, int, int]:
+def counts(positive_pred, groups, privileged: str, base=None,
+           protected=None) -> tuple[int, int, int, int]:
     """(k_protected, n_protected, k_privileged, n_privileged): predicted positives and sizes
-    of the two groups within ``base`` — what an interval for the ratio needs."""
+    of the two groups of a pair within ``base`` — what an interval for the ratio needs;
+    ``protected`` None is every row not privileged (:func:`pair_masks`)."""
     pos = np.asarray(positive_pred, dtype=bool)
     keep = np.ones(pos.shape[0], bool) if base is None else np.asarray(base, bool)
-    prot, priv = split(groups, privileged)
+    prot, priv = pair_masks(groups, privileged, protected)
     prot, priv = prot & keep, priv & keep
     return int((pos & prot).sum()), int(prot.sum()), int((pos & priv).sum()), int(priv.sum())
+
+
+# -- several groups: comparisons, intersections, small groups --------------------------------
+#: How the values of several group columns are joined into one intersectional group label
+#: (``group: [sex, race]`` gives ``"Female & Black"``).
+JOIN = " & "
+
+#: A group with fewer rows than this is reported as small (by-group tables, ``validate``): its
+#: figures are kept and compared, never pooled into another group, but its intervals are wide.
+MIN_GROUP_SIZE = 30
+
+#: How the groups of a ratio or difference are compared (:func:`comparisons`):
+#: ``each`` — each non-privileged group against the privileged one (the default with more than
+#: two groups); ``worst_pair`` — every ordered pair of groups, so that all hold exactly when
+#: the smallest group rate is within κ of the largest (the four-fifths rule over k groups);
+#: ``pooled`` — every non-privileged row pooled into one protected group (the two-group
+#: meaning, and the default with two groups, where it equals ``each``).
+COMPARE = ("each", "worst_pair", "pooled")
+
+
+def label(value) -> str:
+    """A group as its label: a list or tuple (an intersection named by its parts, ``[Female,
+    Black]``) is joined with :data:`JOIN`; anything else is its string."""
+    if isinstance(value, (list, tuple)):
+        return JOIN.join(str(v) for v in value)
+    return str(value)
+
+
+def intersect(columns) -> np.ndarray:
+    """Intersectional group labels of several aligned columns (one label per row, the
+    columns' values joined with :data:`JOIN` in the order given)."""
+    cols = [np.asarray(c).astype(str) for c in columns]
+    if len(cols) == 1:
+        return cols[0].astype(object)
+    out = cols[0].astype(object)
+    for c in cols[1:]:
+        out = out + JOIN + c.astype(object)
+    return out
+
+
+def values(groups) -> list[str]:
+    """The distinct group labels of ``groups`` as strings, sorted."""
+    g = np.asarray(groups).astype(str)
+    return sorted(np.unique(g).tolist())
+
+
+def sizes(groups, base=None) -> dict[str, int]:
+    """Rows per group (within ``base``), every group of ``groups`` listed."""
+    g = np.asarray(groups).astype(str)
+    keep = np.ones(g.shape[0], bool) if base is None else np.asarray(base, bool)
+    return {v: int((keep & (g == v)).sum()) for v in values(g)}
+
+
+def small(groups, minimum: int = MIN_GROUP_SIZE, base=None) -> dict[str, int]:
+    """The groups with fewer than ``minimum`` rows (within ``base``) and their sizes."""
+    return {v: n for v, n in sizes(groups, base).items() if n < minimum}
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One compared pair: the rate of ``protected`` (``None``: every row not privileged) set
+    against the rate of ``privileged`` (the reference group of the pair)."""
+
+    protected: str | None
+    privileged: str
+
+    def numerator(self) -> str:
+        return f"not {self.privileged}" if self.protected is None else self.protected
+
+    def describe(self) -> str:
+        """``group_b vs group_a``: the pair as a reader names it."""
+        return f"{self.numerator()} vs {self.privileged}"
+
+    def suffix(self, compare: str) -> str:
+        """An identifier fragment naming the pair (``group_b``; ``group_b_vs_group_a`` for a
+        worst-pair comparison, whose reference group varies)."""
+        if self.protected is None:
+            return "pooled"
+        if compare == "worst_pair":
+            return f"{_slug(self.protected)}_vs_{_slug(self.privileged)}"
+        return _slug(self.protected)
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"\W+", "_", str(text)).strip("_") or "group"
+
+
+def default_compare(groups, protected=None) -> str:
+    """``pooled`` with two groups or fewer (today's meaning, identical to ``each`` there),
+    ``each`` with more; ``each`` whenever protected groups are named."""
+    if protected is not None:
+        return "each"
+    return "pooled" if len(values(groups)) <= 2 else "each"
+
+
+def comparisons(groups, privileged=None, compare: str | None = None, protected=None,
+                where: str = "comparison") -> list[Pair]:
+    """The pairs a ratio or difference of group rates compares, given the data's groups.
+
+    Parameters
+    ----------
+    groups : (n,) group labels.
+    privileged : the reference group (a label, or a list naming an intersection); needed by
+        ``each`` and ``pooled``, ignored by ``worst_pair``.
+    compare : one of :data:`COMPARE`; None for :func:`default_compare`.
+    protected : a group or a list of groups to compare with ``privileged`` (``each`` only);
+        None for every other group.
+    where : the place named in errors (a group the data lacks, a missing privileged group).
+
+    Returns
+    -------
+    list of Pair
+        One per comparison, in the order of the groups' labels. Every group is its own
+        side of a pair: none is pooled with another except under ``pooled``.
+    """
+    names = values(groups)
+    compare = compare or default_compare(groups, protected)
+    if compare not in COMPARE:
+        raise DataError(f"{where}.compare must be one of {', '.join(COMPARE)}, got {compare!r}")
+    if compare == "worst_pair":
+        if protected is not None:
+            raise DataError(f"{where}: protected names groups, which a worst_pair comparison "
+                            "does not take (it compares every pair); leave one out")
+        if len(names) < 2:
+            raise DataError(f"{where}: a worst_pair comparison needs two groups, the data has "
+                            f"{len(names)}")
+        return [Pair(a, b) for b in names for a in names if a != b]
+    if privileged is None:
+        raise DataError(f"{where}: comparing against the privileged group needs one; name it "
+                        "(privileged: ...) or use compare: worst_pair")
+    priv = str(named_group(label(privileged), np.asarray(groups).astype(str),
+                           f"{where}.privileged"))
+    if compare == "pooled":
+        if protected is not None:
+            raise DataError(f"{where}: protected names groups, which a pooled comparison does "
+                            "not take (it pools every row not privileged)")
+        return [Pair(None, priv)]
+    wanted = names if protected is None else [
+        str(named_group(label(p), np.asarray(groups).astype(str), f"{where}.protected"))
+        for p in (protected if isinstance(protected, list) else [protected])]
+    if priv in wanted and protected is not None:
+        raise DataError(f"{where}.protected names the privileged group {priv!r}; a group is "
+                        "not compared with itself")
+    return [Pair(g, priv) for g in dict.fromkeys(wanted) if g != priv]
+
+
+def pair_masks(groups, privileged, protected=None) -> tuple[np.ndarray, np.ndarray]:
+    """(protected, privileged) boolean masks of one pair: ``protected`` None is every row not
+    privileged (:func:`split`), else the rows of that group."""
+    g = np.asarray(groups).astype(str)
+    priv = g == label(privileged)
+    prot = ~priv if protected is None else g == label(protected)
+    return prot, priv

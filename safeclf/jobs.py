@@ -230,6 +230,9 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
             if certify:
                 metrics.update({"no_solution": 0.0, **_pass_metric(outcome)})
             result.promises = _plain(promises)
+            from safeclf.by_group import of_job
+
+            result.by_group = _plain(of_job(est, task, payload.get("confidence", 0.95)))
             result.metrics = _plain(metrics)
             result.details = _plain(report.details)
             if payload.get("model_path"):

@@ -150,6 +150,12 @@ class MethodPlugin:
             return []
         return [("privileged", "groups", named)]
 
+    def comparisons(self, params: Mapping[str, Any], task) -> list[str]:
+        """The comparisons of groups a model with ``params`` will make on ``task``, one line
+        each (``validate`` prints them); the default: none. Raises :class:`DataError` as
+        :meth:`check_task` does."""
+        return []
+
     # -- checks before fitting -------------------------------------------------------------
     def check_task(self, params: Mapping[str, Any], task, preprocess: str | None = None) -> None:
         """Every check a model with ``params`` allows before it is fitted on ``task`` (``X``
@@ -168,8 +174,9 @@ class MethodPlugin:
         from safeclf.groups import resolve
 
         for where, row, named in self.named_groups(params):
-            if row in task.train.rows:
-                resolve(named, task.info, task.train.rows[row], where=where)
+            if row in task.train.rows:  # the dataset's privileged group is one of rows groups
+                resolve(named, task.info if row == "groups" else None, task.train.rows[row],
+                        where=where)
         classes = np.unique(np.asarray(task.train.y))
         n_classes = classes.size
         _check_class_weight(params.get("class_weight"), classes, task.train.y)

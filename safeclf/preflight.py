@@ -176,3 +176,49 @@ def _slice(task):
     small = copy.copy(task)
     small.train, small.test, small.cal = take(task.train), take(task.test), take(task.cal)
     return small
+
+
+def comparisons(spec: Spec) -> list[str]:
+    """The comparisons of groups each method will make on each dataset, one line each
+    (``validate`` prints them): ``methods[1] (ramp) on datasets[0] (applicants):
+    constraints[0] (fairness_ratio_south): fairness_ratio: s_p(south) ≥ 0.8·s_p(north)``, from
+    each plugin's :meth:`~safeclf.plugin.MethodPlugin.comparisons` on the first split (the
+    datasets were loaded by :func:`preflight`, and are cached). Without groups, none."""
+    from safeclf import registry
+    from safeclf.jobs import load_dataset, split_task
+
+    out = []
+    for i, d in enumerate(spec.datasets):
+        entry = dict(d.model_dump(mode="json"), name=spec.dataset_label(i))
+        ds = load_dataset(entry)
+        if not ds.rows:
+            continue
+        task = split_task(ds, entry, spec.seeds[0], 0 if d.split.folds else None)
+        if "fairness_ratio" in spec.metrics and "groups" in ds.rows:
+            out.append(f"metrics: fairness_ratio on datasets[{i}] ({spec.dataset_label(i)}): "
+                       + _metric_comparison(ds))
+        for j in (j for j in range(len(spec.methods)) if spec.runs_on(j, i)):
+            plugin = registry.get_method(spec.methods[j].method)
+            points = grid_points(spec.methods[j].params, f"methods[{j}].params")
+            lines = dict.fromkeys(line for point in points
+                                  for line in plugin.comparisons(point, task))
+            out += [f"methods[{j}] ({spec.method_label(j)}) on datasets[{i}] "
+                    f"({spec.dataset_label(i)}): {line}" for line in lines]
+    return out
+
+
+def _metric_comparison(ds) -> str:
+    """What the shared ``fairness_ratio`` metric compares on ``ds`` (:func:`safeclf.groups.
+    ratio`), in words."""
+    from safeclf import groups as G
+
+    names = G.values(ds.rows["groups"])
+    privileged = ds.info.get("privileged_group")
+    if privileged is None:
+        return (f"min over groups / max over groups of s_p ({len(names)} groups; no privileged "
+                "group named: reported as fairness_ratio_minmax)")
+    pairs = G.comparisons(ds.rows["groups"], privileged)
+    if len(pairs) == 1:
+        return f"s_p({pairs[0].numerator()}) / s_p({privileged})"
+    return (f"the smallest of s_p(g) / s_p({privileged}) over g in "
+            f"{', '.join(p.protected for p in pairs)}")

@@ -13,7 +13,7 @@ import numpy as np
 
 COLUMNS = ["job", "dataset", "method", "params", "seed", "fold", "status", "promise",
            "statement", "kind", "rule", "delta", "source", "sense", "bound", "estimate",
-           "lower", "upper", "n", "confidence", "verdict", "beyond", "train_estimate",
+           "lower", "upper", "n", "n_needed", "confidence", "verdict", "beyond", "train_estimate",
            "train_verdict", "note"]
 KEYS = ["dataset", "method", "params", "promise"]
 COLORS = {"holds": "tab:green", "violated": "tab:red", "inconclusive": "tab:orange",
@@ -68,7 +68,8 @@ def summary(frame):
         row["params"] = _short(row["params"], varying[row["method"]]) or "-"
         if first["kind"] == "none":
             row.update(promise="none", kind="none", bound="", estimate="", interval="",
-                       verdicts="no promise", failure_rate="", train_verdicts="", rule="",
+                       verdicts="no promise", n_needed="", failure_rate="", train_verdicts="",
+                       rule="",
                        statement=str(first["statement"]))
             out.append(row)
             continue
@@ -83,6 +84,11 @@ def summary(frame):
             row["interval"] = f"[{_fmt(first['lower'])}, {_fmt(first['upper'])}] n={first['n']}"
         else:
             row["interval"] = f"{len(g)} jobs"
+        # rows of the test split that would make the inconclusive checks conclusive
+        need = (pd.to_numeric(g["n_needed"], errors="coerce").dropna()
+                if "n_needed" in g else pd.Series(dtype=float))
+        row["n_needed"] = ("" if need.empty else _fmt(need.iloc[0], 6) if len(need) == 1
+                           else f"median {_fmt(need.median(), 6)}")
         counts = g["verdict"].value_counts()
         row["verdicts"] = ", ".join(f"{v} {c}" for v, c in counts.items())
         beyond = g["beyond"].map(lambda b: float(bool(b)) if b is not None and b == b else 0.0)
@@ -106,9 +112,12 @@ def write(run_dir: Path, results: list[dict]) -> list[str]:
     frame = promises_frame(results)
     atomic_write(run_dir / "promises.csv", frame.to_csv(index=False))
     text = ("# Promises\n\nEach promise a fitted model makes, checked on the test split: "
-            "estimate, two-sided interval (Clopper–Pearson for a rate, Katz log for a ratio), "
-            "verdict (holds: the whole interval on the promised side of the bound; violated: "
-            "the whole interval on the other side). Failure rate: share of jobs whose "
+            "estimate, two-sided interval (Clopper–Pearson for a rate, Katz log for a ratio, "
+            "Newcombe for a difference), verdict (holds: the whole interval on the promised "
+            "side of the bound; violated: the whole interval on the other side). n needed: "
+            "for an inconclusive check, the test rows that would make it conclusive at the "
+            "observed estimate (the counts scaled; the median over jobs). Failure rate: share "
+            "of jobs whose "
             "estimate is beyond the bound. Train verdicts: a training-only promise checked "
             "exactly on the training rows, for the rule it names (within its tolerance). "
             "Per job: promises.csv.\n\n")
@@ -195,7 +204,7 @@ def print_table(console, results: list[dict]) -> None:
     s = summary(frame)
     table = Table(title="Promises (test split)", title_justify="left")
     cols = ["dataset", "method", "params", "promise", "kind", "bound", "estimate", "interval",
-            "verdicts", "failure_rate", "train_verdicts"]
+            "verdicts", "n_needed", "failure_rate", "train_verdicts"]
     for c in cols:
         table.add_column(c.replace("_", " "), overflow="fold")
     for row in s.itertuples(index=False):

@@ -15,6 +15,20 @@ Intervals
   exp(log r̂ ± z·√(1/k₁ − 1/n₁ + 1/k₂ − 1/n₂)), with 0.5 added to a zero count (then the
   interval is still finite); its coverage is shown by simulation in ``tests/test_promises.py``.
   Conditional on the group sizes of the test split.
+* a difference of two independent rates k₂/n₂ − k₁/n₁ (privileged minus protected):
+  Newcombe's hybrid score interval (his method 10, from the two Wilson intervals).
+
+Groups
+------
+A ratio or difference compares two groups of rows ``groups`` (:mod:`safeclf.groups`): the
+privileged group and ``protected`` (one group; None: every row not privileged, the two-group
+meaning). A comparison of more than two groups is several promises, one per pair
+(:func:`safeclf.groups.comparisons`), each naming its pair in its statement.
+
+How much data a verdict needs
+-----------------------------
+An ``inconclusive`` check records ``n_needed`` (:func:`n_needed`): the number of rows of the
+part checked that would make the verdict conclusive if the observed shares stayed as they are.
 
 Verdicts (direction-aware)
 --------------------------
@@ -55,6 +69,9 @@ RULES = {
                   "in expectation over the draws",
 }
 
+#: Quantity kinds that compare the rates of two groups.
+GROUP_KINDS = ("ratio", "difference")
+
 #: Events a :class:`Quantity` of kind ``rate`` counts.
 EVENTS = ("predicted_positive", "predicted_negative", "error", "correct",
           "differs_from_baseline")
@@ -70,8 +87,12 @@ class Quantity:
       (``"positive"``/``"negative"``/None); with ``joint=True`` the label is part of the event
       and the denominator is all rows of ``subset`` (the joint rate P(label and event));
     * ``"ratio"``: the rate of ``event`` on the protected group over the privileged group's
-      (``groups`` names the rows entry, ``privileged`` the group; ``label`` restricts both,
-      ``"positive"`` for equal opportunity);
+      (``groups`` names the rows entry, ``privileged`` the group, ``protected`` the other
+      group of the pair — None: every row not privileged; ``label`` restricts both,
+      ``"positive"`` for equal opportunity, ``"negative"`` for the false-positive side of
+      equalized odds);
+    * ``"difference"``: the privileged group's rate minus the protected group's (the same
+      fields; a disparity against the protected group is positive, bounded from above);
     * ``"chance_violation"`` and ``"excess_risk"``: computed by the method's plugin
       (:meth:`~safeclf.plugin.MethodPlugin.promise_evidence`).
     """
@@ -84,6 +105,12 @@ class Quantity:
     groups: str = "groups"
     privileged: str | None = None
     baseline: str = "baseline"
+    protected: str | None = None
+
+    @property
+    def compares_groups(self) -> bool:
+        """A ratio or difference of two group rates."""
+        return self.kind in GROUP_KINDS
 
 
 @dataclass(frozen=True)
@@ -144,6 +171,41 @@ class Promise:
                              f"got {self.rule!r}")
 
 
+def per_pair(promise: Promise, groups, compare: str | None = None, protected=None,
+             dataset_privileged=None, where: str = "promise") -> list[Promise]:
+    """A promise on a ratio or difference of group rates, expanded into one promise per
+    compared pair (:func:`safeclf.groups.comparisons`; ``compare`` None: each group against
+    the privileged one with more than two groups, the two-group meaning with two).
+
+    The privileged group is the quantity's, else ``dataset_privileged`` (``worst_pair`` needs
+    none). A single pair keeps the promise's name; several are named ``<name>_<pair>``
+    (``fairness_b``). Each statement is ``<statement> [<group> vs <privileged>]`` unless the
+    statement already names the pair. ``groups`` are the labels of the rows the pairs are
+    found in (the training rows: the test rows are then checked pair by pair)."""
+    from dataclasses import replace
+
+    from safeclf import groups as G
+
+    q = promise.quantity
+    if not q.compares_groups:
+        return [promise]
+    privileged = q.privileged if q.privileged is not None else dataset_privileged
+    compare = compare or G.default_compare(groups, protected if q.protected is None
+                                           else q.protected)
+    pairs = G.comparisons(groups, privileged, compare,
+                          protected if q.protected is None else q.protected, where)
+    out = []
+    for pair in pairs:
+        name = promise.name if len(pairs) == 1 else f"{promise.name}_{pair.suffix(compare)}"
+        statement = promise.statement
+        if pair.describe() not in statement:
+            statement = f"{statement} [{pair.describe()}]"
+        out.append(replace(promise, name=name, statement=statement,
+                           quantity=replace(q, privileged=pair.privileged,
+                                            protected=pair.protected)))
+    return out
+
+
 def no_promise(method: str, why: str) -> Promise:
     """The explicit statement that a model promises nothing (proset, the baselines, ...)."""
     why = why.removeprefix("none: ")
@@ -155,7 +217,7 @@ def no_promise(method: str, why: str) -> Promise:
 @dataclass
 class Evidence:
     """What the held-out data says: counts (k, n) of a rate, or (k₁, n₁, k₂, n₂) of a ratio
-    (protected first), or a precomputed estimate and interval."""
+    or difference (protected first), or a precomputed estimate and interval."""
 
     k: int = 0
     n: int = 0
@@ -216,6 +278,34 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
         return float("nan"), float("nan")
     a = (1.0 - confidence) / 2.0
     return clopper_pearson_lower(k, n, a), clopper_pearson_upper(k, n, a)
+
+
+def wilson(k: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval for a binomial proportion (two-sided)."""
+    from scipy.stats import norm
+
+    if n <= 0:
+        return float("nan"), float("nan")
+    z = norm.ppf(1 - (1 - confidence) / 2)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def newcombe_difference(k1: float, n1: float, k2: float, n2: float,
+                        confidence: float = 0.95) -> tuple[float, float, float]:
+    """(estimate, lower, upper) of p₂ − p₁ = k₂/n₂ − k₁/n₁ (privileged minus protected) by
+    Newcombe's hybrid score method (Newcombe 1998, method 10): the two Wilson intervals
+    combined, d̂ − √((p̂₂ − l₂)² + (u₁ − p̂₁)²), d̂ + √((u₂ − p̂₂)² + (p̂₁ − l₁)²)."""
+    if n1 <= 0 or n2 <= 0:
+        return float("nan"), float("nan"), float("nan")
+    p1, p2 = k1 / n1, k2 / n2
+    l1, u1 = wilson(k1, n1, confidence)
+    l2, u2 = wilson(k2, n2, confidence)
+    d = p2 - p1
+    return (d, d - math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2),
+            d + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2))
 
 
 def clopper_pearson_upper(k: int, n: int, delta: float) -> float:
@@ -314,17 +404,23 @@ def rate_value(q: Quantity, y_pos, pred, rows) -> float:
         among = base & lab if not q.joint else base
         hit = ev * (lab if q.joint else 1.0)
         return float(hit[among].mean()) if among.any() else float("nan")
-    if q.kind == "ratio":
-        prot, priv = G.split(rows[q.groups], q.privileged)
+    if q.kind in GROUP_KINDS:
+        prot, priv = G.pair_masks(rows[q.groups], q.privileged, q.protected)
         prot, priv = prot & base & lab, priv & base & lab
-        if not prot.any() or not priv.any() or ev[priv].mean() <= 0:
+        if not prot.any() or not priv.any():
+            return float("nan")
+        if q.kind == "difference":
+            return float(ev[priv].mean() - ev[prot].mean())
+        if ev[priv].mean() <= 0:
             return float("nan")
         return float(ev[prot].mean() / ev[priv].mean())
     raise ValueError(f"quantity {q.kind!r} has no training value here")
 
 
 def rate_evidence(q: Quantity, y_pos, pred_pos, rows) -> Evidence:
-    """Counts of a ``rate`` or ``ratio`` quantity on one part (y_pos, pred_pos: booleans)."""
+    """Counts of a ``rate``, ``ratio`` or ``difference`` quantity on one part (y_pos,
+    pred_pos: booleans): (k, n) of the rate, or (k₁, n₁, k₂, n₂) of the pair's protected
+    group (``q.protected``; None: every row not privileged) and privileged group."""
     from safeclf import groups as G
 
     y_pos, pred_pos = np.asarray(y_pos, bool), np.asarray(pred_pos, bool)
@@ -337,8 +433,8 @@ def rate_evidence(q: Quantity, y_pos, pred_pos, rows) -> Evidence:
             return Evidence(int((ev & lab & base).sum()), int(base.sum()))
         among = base & lab
         return Evidence(int((ev & among).sum()), int(among.sum()))
-    if q.kind == "ratio":
-        k1, n1, k2, n2 = G.counts(ev, rows[q.groups], q.privileged, base & lab)
+    if q.kind in GROUP_KINDS:
+        k1, n1, k2, n2 = G.counts(ev, rows[q.groups], q.privileged, base & lab, q.protected)
         return Evidence(k1, n1, k2, n2)
     raise ValueError(f"quantity {q.kind!r} needs its plugin's promise_evidence")
 
@@ -352,8 +448,66 @@ def verdict(sense: str, bound: float, lower: float, upper: float) -> str:
     return "holds" if lower >= bound else "violated" if upper < bound else "inconclusive"
 
 
-def judge(promise: Promise, ev: Evidence, confidence: float) -> Checked:
-    """The estimate, interval and verdict of ``promise`` from its evidence."""
+def interval(kind: str, ev: Evidence, confidence: float) -> tuple[float, float, float, int]:
+    """(estimate, lower, upper, n) of counted evidence: Katz for a ratio, Newcombe for a
+    difference (``kind``), Clopper–Pearson for a rate; n the rows the estimate rests on."""
+    if ev.k2 is not None:
+        if kind == "difference":
+            est, lo, hi = newcombe_difference(ev.k, ev.n, ev.k2, ev.n2, confidence)
+        else:
+            est, lo, hi = katz_ratio(ev.k, ev.n, ev.k2, ev.n2, confidence)
+        return est, lo, hi, ev.n + ev.n2
+    est = ev.k / ev.n if ev.n > 0 else float("nan")
+    lo, hi = clopper_pearson(ev.k, ev.n, confidence)
+    return est, lo, hi, ev.n
+
+
+#: The largest factor by which :func:`n_needed` scales the observed counts.
+MAX_SCALE = 1e6
+
+
+def n_needed(promise: Promise, ev: Evidence, confidence: float, rows: int) -> float:
+    """Rows of the checked part that would make an inconclusive verdict conclusive at the
+    observed estimate.
+
+    Every count of ``ev`` (k and n of a rate; k₁, n₁, k₂, n₂ of a ratio or difference) is
+    multiplied by one factor c — the part grown c-fold with the same shares of every group,
+    label and event, so the estimate stays where it is — and the same interval as the
+    verdict's (:func:`interval` at ``confidence``; non-integer counts are passed as they are,
+    the Clopper–Pearson and Katz bounds being smooth in them) is recomputed. The smallest c
+    (bisection on a doubling bracket) at which the verdict is ``holds`` or ``violated``
+    gives ``ceil(c · rows)``, ``rows`` the size of the part (so ``n_needed`` counts test rows,
+    not only those the quantity rests on). ``inf`` when no c up to :data:`MAX_SCALE` does
+    (an estimate exactly on the bound never becomes conclusive); ``nan`` for evidence without
+    counts (a plugin's precomputed interval)."""
+    if ev.estimate is not None or ev.n <= 0 or (ev.k2 is not None and not ev.n2):
+        return float("nan")
+    kind = promise.quantity.kind
+
+    def conclusive(c: float) -> bool:
+        scaled = Evidence(ev.k * c, ev.n * c, None if ev.k2 is None else ev.k2 * c,
+                          None if ev.n2 is None else ev.n2 * c)
+        _, lo, hi, _ = interval(kind, scaled, confidence)
+        return verdict(promise.sense, promise.bound, lo, hi) != "inconclusive"
+
+    if conclusive(1.0):
+        return float(rows)
+    hi = 2.0
+    while not conclusive(hi):
+        if hi >= MAX_SCALE:
+            return float("inf")
+        hi *= 2.0
+    lo = hi / 2.0
+    while hi - lo > max(1e-3 * lo, 0.5 / max(rows, 1)):
+        mid = (lo + hi) / 2.0
+        lo, hi = (lo, mid) if conclusive(mid) else (mid, hi)
+    return float(math.ceil(hi * rows))
+
+
+def judge(promise: Promise, ev: Evidence, confidence: float, rows: int | None = None) -> Checked:
+    """The estimate, interval and verdict of ``promise`` from its evidence; with ``rows``
+    (the size of the part checked), an inconclusive verdict also records ``n_needed``
+    (:func:`n_needed`)."""
     if promise.kind == "none":
         return Checked(promise, float("nan"), float("nan"), float("nan"), 0, confidence,
                        "no promise", None)
@@ -361,13 +515,8 @@ def judge(promise: Promise, ev: Evidence, confidence: float) -> Checked:
         est = ev.estimate
         lo, hi = ev.interval if ev.interval is not None else (float("nan"), float("nan"))
         n = ev.n
-    elif ev.k2 is not None:
-        est, lo, hi = katz_ratio(ev.k, ev.n, ev.k2, ev.n2, confidence)
-        n = ev.n + ev.n2
     else:
-        est = ev.k / ev.n if ev.n > 0 else float("nan")
-        lo, hi = clopper_pearson(ev.k, ev.n, confidence)
-        n = ev.n
+        est, lo, hi, n = interval(promise.quantity.kind, ev, confidence)
     if not np.isfinite(est) and n == 0:
         return Checked(promise, est, lo, hi, n, confidence, "not checked", None,
                        ev.note or "no held-out rows for this quantity")
@@ -376,6 +525,8 @@ def judge(promise: Promise, ev: Evidence, confidence: float) -> Checked:
         if np.isfinite(est) else None
     extra = {"k": ev.k, "n_protected": ev.n, "k_privileged": ev.k2, "n_privileged": ev.n2} \
         if ev.k2 is not None else {"k": ev.k}
+    if v == "inconclusive" and rows is not None:
+        extra["n_needed"] = n_needed(promise, ev, confidence, rows)
     return Checked(promise, float(est), float(lo), float(hi), int(n), confidence, v, beyond,
                    ev.note, extra)
 
@@ -387,7 +538,7 @@ def training_check(promise: Promise, estimator, train) -> dict[str, Any]:
     of the bound within the promise's ``tolerance``, else ``violated`` (``not checked``
     when the value is undefined). Empty for other kinds."""
     if promise.kind != "training" or train is None or \
-            promise.quantity.kind not in ("rate", "ratio"):
+            promise.quantity.kind not in ("rate", *GROUP_KINDS):
         return {}
     classes = np.asarray(estimator.classes_)
     if promise.rule == "randomized":
@@ -423,7 +574,7 @@ def check(plugin, promises, estimator, task, confidence: float, part: str = "tes
                                None, f"no {part} part").record())
             continue
         try:
-            if p.quantity.kind in ("rate", "ratio"):
+            if p.quantity.kind in ("rate", *GROUP_KINDS):
                 if pred_pos is None:
                     classes = np.asarray(estimator.classes_)
                     pred_pos = np.asarray(estimator.predict(data.X)) == classes[-1]
@@ -436,7 +587,8 @@ def check(plugin, promises, estimator, task, confidence: float, part: str = "tes
                                None, f"cannot be measured on {part}: {exc}").record()
                        | training_check(p, estimator, train))
             continue
-        out.append(judge(p, ev, confidence).record() | training_check(p, estimator, train))
+        out.append(judge(p, ev, confidence, len(data)).record()
+                   | training_check(p, estimator, train))
     return out
 
 

@@ -104,10 +104,11 @@ def _promises_section(run) -> str:
         return '<p class="note">No promise was recorded.</p>'
     summary = promise_report.summary(run.promises)
     columns = ["dataset", "method", "params", "promise", "kind", "bound", "estimate", "interval",
-               "verdicts", "failure_rate", "train_verdicts", "statement"]
+               "verdicts", "n_needed", "failure_rate", "train_verdicts", "statement"]
     note = ('<p class="note">Each promise a fitted model makes, checked on its test split: '
             "estimate and two-sided interval (Clopper–Pearson for a rate, Katz log for a "
-            "ratio); <b>holds</b> when the whole interval is on the promised side of the bound, "
+            "ratio, Newcombe for a difference); <b>n needed</b>: for an inconclusive check, "
+            "the test rows that would make it conclusive at the observed estimate; <b>holds</b> when the whole interval is on the promised side of the bound, "
             "<b>violated</b> when it is wholly on the other side, else <b>inconclusive</b>. "
             "Failure rate: the share of jobs whose estimate is beyond the bound (for a "
             "high-confidence promise at δ, expected to be at most δ).</p>")
@@ -124,6 +125,26 @@ def _promises_section(run) -> str:
                                  "estimate", "lower", "upper", "n", "verdict"])
         note += f"<details><summary>per job ({len(checked)})</summary>{detail}</details>"
     return note
+
+
+def _by_group_section(run) -> str | None:
+    """The by-group summary (:mod:`safeclf.by_group`) of a run whose data has groups."""
+    import pandas as pd
+
+    from safeclf import by_group
+
+    path = run.path / "by_group.csv"
+    if not path.is_file():
+        return None
+    summary = by_group.summary(pd.read_csv(path, dtype={"group": str}, keep_default_na=False,
+                                           na_values=[""]))
+    if summary.empty:
+        return None
+    return ('<p class="note">Each rate per group on the test split (Clopper–Pearson '
+            "interval), each ratio (Katz) and difference (Newcombe, reference minus group) per "
+            "compared pair <code>group vs reference</code>; <b>small</b>: fewer rows than the "
+            "minimum group size, reported on its own. Per job: <code>by_group.csv</code>.</p>"
+            + table(summary))
 
 
 def _expectations_section(run) -> str:
@@ -208,6 +229,7 @@ def render(run) -> str:
          + (("<h3>Failed jobs</h3>" + table(failures, ["dataset", "method", "params", "seed",
                                                        "error"])) if failures is not None else "")),
         ("promises", "Promises", _promises_section(run)),
+        *([("by_group", "By group", groups)] if (groups := _by_group_section(run)) else []),
         ("expectations", "Expectations", _expectations_section(run)),
         ("plots", "Plots", "".join(_image(p) for p in run.plots)
          or '<p class="note">No plot.</p>'),

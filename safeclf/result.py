@@ -77,6 +77,9 @@ class JobResult:
         Each promise the model made and its held-out check (:mod:`safeclf.promises`).
     certification : dict or None
         A certified fit's record (:mod:`safeclf.certify`).
+    by_group : list of dict
+        Each rate per group and each ratio and difference per compared pair on the test
+        split, with intervals (:mod:`safeclf.by_group`); empty without groups.
     traceback : str or None
         For a failure that is a bug rather than a user's mistake.
     """
@@ -100,6 +103,7 @@ class JobResult:
     sizes: dict[str, int] = field(default_factory=dict)
     promises: list[dict] = field(default_factory=list)
     certification: dict[str, Any] | None = None
+    by_group: list[dict] = field(default_factory=list)
     traceback: str | None = None
 
     @property

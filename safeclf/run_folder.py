@@ -12,6 +12,9 @@ Layout of ``runs/<YYYYMMDD-HHMMSS>-<name>/``::
     expectations.md    each expectation, the measured value and the verdict (when any)
     promises.csv       one row per job and promise: the promise, its test estimate, interval,
                        n and verdict (safeclf/promise_report.py); promises.md its summary
+    by_group.csv       where the data has groups: each rate per group and each ratio and
+                       difference per compared pair, with intervals (safeclf/by_group.py);
+                       by_group.md its summary
     plots/             PNG and SVG figures
     run.log            one line per finished job
 """

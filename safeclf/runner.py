@@ -220,6 +220,9 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path):
     from safeclf import promise_report
 
     problems += promise_report.write(run_dir, [r.to_record() for r in results])
+    from safeclf import by_group
+
+    by_group.write(run_dir, [r.to_record() for r in results])
     verdicts = expect.evaluate(spec, frame) if spec.expect else []
     if verdicts:
         expect.write(run_dir, verdicts)
@@ -288,8 +291,22 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
         run_folder.write_json(run_dir / "manifest.json", manifest)
     unmet = sum(v["verdict"] != "pass" for v in verdicts)
     code = 1 if failed or (opts.check and unmet) else 0
-    return Outcome(run_dir, jobs, results, failed, verdicts, code,
-                   [f"test_{m}" for m in spec.metrics], table, spec)
+    return Outcome(run_dir, jobs, results, failed, verdicts, code, shown(spec.metrics), table,
+                   spec)
+
+
+def shown(metrics) -> list[str]:
+    """The summary's columns for the spec's ``metrics``: ``test_<name>``, and for the fairness
+    ratio also its undirected name (``test_fairness_ratio_minmax``, reported where the dataset
+    names no privileged group), so it is shown under whichever name the jobs reported."""
+    from safeclf.groups import UNDIRECTED
+
+    out = []
+    for m in metrics:
+        out.append(f"test_{m}")
+        if m == "fairness_ratio":
+            out.append(f"test_{UNDIRECTED}")
+    return out
 
 
 def _check_paths(spec_path: str | Path | None, opts: Options) -> None:

@@ -17,3 +17,18 @@ def two_groups(n, seed, *, names=("M", "F"), rates=(0.5, 0.25), label_shift=1.2,
     X = rng.normal(size=(n, 3)) + np.c_[label_shift * (2 * y - 1),
                                         group_shift * (g == names[0]), np.zeros(n)]
     return X, y, g
+
+
+def three_groups(n, seed, *, names=("a", "b", "c"), shares=(0.4, 0.45, 0.15),
+                 rates=(0.5, 0.3, 0.75), label_shift=1.2):
+    """(X (n, 3), y, groups) of three groups: ``names[0]`` privileged; the large group
+    ``names[1]`` has few positives and the small ``names[2]`` many, so that pooling the two
+    non-privileged groups hides the large group's disparity behind the small one's rate.
+    X is standard normal plus ``label_shift`` · (2y − 1) in column 0 and a group code in
+    column 1 (the group's positive rate, so a classifier can see it)."""
+    rng = np.random.default_rng(seed)
+    g = rng.choice(np.array(names), size=n, p=np.asarray(shares) / np.sum(shares))
+    rate = np.select([g == v for v in names], rates)
+    y = (rng.random(n) < rate).astype(int)
+    X = rng.normal(size=(n, 3)) + np.c_[label_shift * (2 * y - 1), 2.0 * rate, np.zeros(n)]
+    return X, y, g

@@ -31,6 +31,23 @@ TWO_ROWS_CSV = "a,y\n1,0\n2,1\n"
 GROUP_CSV = "a,sex,y\n" + "".join(f"{i},{'Male' if i % 3 else 'Female'},{i % 2}\n" for i in range(30))
 
 
+THREE_CSV = "a,sex,origin,y\n" + "".join(
+    f"{i},{'Male' if i % 2 else 'Female'},{('north', 'south', 'east')[i % 3]},{(i // 2) % 2}\n"
+    for i in range(60))
+
+
+def _ramp_three(constraint, extra=", group: origin, privileged: north"):
+    """A three-group CSV through ramp with one constraint item (YAML flow mapping)."""
+    def make(tmp):
+        path = _csv(tmp, THREE_CSV)
+        return BASE.replace(
+            "- dataset: iris",
+            f"- dataset: csv\n    params: {{path: {path}, target: y{extra}}}").replace(
+            "- method: svm", f"- method: ramp\n    params: {{constraints: [{constraint}], lam: 0.01}}")
+
+    return make
+
+
 def _with_csv(content, target="y", extra=""):
     def make(tmp):
         path = _csv(tmp, content)
@@ -151,6 +168,43 @@ CASES = [
      [], 2, "csv: group column 'g' has empty cells"),
     ("csv-group-as-feature-without-group", _with_csv(GROUP_CSV, extra=", group_as_feature: true"),
      [], 2, "csv: 'group_as_feature' needs 'group'"),
+    # more than two groups (issue 22): values out of range, groups the data lacks
+    ("kappa-as-percent", _ramp_three("{rate: fairness_ratio, kappa: 80}"), [], 2,
+     "methods[0].params.constraints[0].kappa must be ≤ 3, got 80"),
+    ("difference-above-one", _ramp_three("{rate: fairness_difference, max: 10}"), [], 2,
+     "methods[0].params.constraints[0].max must be ≤ 1, got 10"),
+    ("compare-misspelt", _ramp_three("{rate: fairness_ratio, kappa: 0.8, compare: each_pair}"),
+     [], 2, "constraints[0].compare must be"),
+    ("protected-not-in-data", _ramp_three("{rate: fairness_ratio, kappa: 0.8, protected: west}"),
+     [], 2, "constraints[0].protected 'west' is not a value of the data's groups"),
+    ("privileged-not-in-data", _ramp_three("{rate: fairness_ratio, kappa: 0.8, privileged: west}",
+                                           extra=", group: origin"),
+     [], 2, "constraints[0].privileged 'west' is not a value of the data's groups"),
+    ("protected-is-privileged", _ramp_three(
+        "{rate: fairness_ratio, kappa: 0.8, protected: [north, south]}"), [], 2,
+     "constraints[0].protected names the privileged group 'north'"),
+    ("worst-pair-with-protected", _ramp_three(
+        "{rate: fairness_ratio, kappa: 0.8, compare: worst_pair, protected: south}"), [], 2,
+     "constraints[0]: protected names groups, which a worst_pair comparison does not take"),
+    ("side-not-equalized-odds", _ramp_three("{rate: fairness_ratio, kappa: 0.8, side: fpr}"),
+     [], 2, "side (tpr or fpr) is for equalized_odds"),
+    ("intersection-privileged-length", _ramp_three(
+        "{rate: fairness_ratio, kappa: 0.8}", extra=", group: [sex, origin], privileged: [Male]"),
+     [], 2, "csv: privileged ['Male'] names 1 values for 2 group columns"),
+    ("intersection-privileged-absent", _ramp_three(
+        "{rate: fairness_ratio, kappa: 0.8}",
+        extra=", group: [sex, origin], privileged: [Male, west]"),
+     [], 2, "csv: privileged group 'Male & west' is not a value of the intersections"),
+    ("group-list-empty", _with_csv(GROUP_CSV, extra=", group: []"), [], 2,
+     "csv: group is an empty list"),
+    ("group-list-twice", _with_csv(THREE_CSV, extra=", group: [sex, sex]"), [], 2,
+     "csv: group names a column twice"),
+    ("group-column-reserved", _with_csv("a,split,sex,y\n1,u,M,0\n2,v,F,1\n3,u,M,0\n4,v,F,1\n",
+                                        extra=", group: [sex, split]"), [], 2,
+     "csv: group column 'split' has the name of a row entry safeclf reserves"),
+    ("adult-group-not-protected", BASE.replace(
+        "- dataset: iris", "- dataset: adult\n    params: {n_rows: 200, group: [sex, age]}"), [], 2,
+     "adult: group 'age' is not a protected attribute of Adult (known: sex, race)"),
     ("alias-bomb", "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")), [], 2,
      "the YAML expands to more than 200,000 values through its aliases"),

@@ -91,10 +91,15 @@ def _parse(path: Path) -> Page:
 
 def test_every_run_folder_gets_a_report_with_its_sections(run):
     page = _parse(run.path / "report.html")
-    assert list(page.sections) == ["summary", "promises", "expectations", "plots", "identity"]
+    # adult has groups (sex): the by-group section is there
+    assert list(page.sections) == ["summary", "promises", "by_group", "expectations", "plots",
+                                   "identity"]
     by_section: dict[str, list] = {}
     for section, rows in page.tables:
         by_section.setdefault(section, []).append(rows)
+    (groups,) = by_section["by_group"]
+    assert groups[0][:6] == ["dataset", "method", "params", "column", "group", "metric"]
+    assert {r[4] for r in groups[1:]} >= {"Female", "Male", "Female vs Male"}
     # summary: one table per method family, one row per (dataset, method, params) + header
     assert len(by_section["summary"]) == 2
     assert all(rows[0][:4] == ["dataset", "method", "params", "jobs"] for rows in by_section["summary"])

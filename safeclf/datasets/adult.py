@@ -1,7 +1,9 @@
 """UCI Adult (Census Income) from the project's ``datasets/adult/`` folder.
 
 The predefined split is kept (32,561 training rows, 16,281 test rows, in ``rows["split"]``),
-groups are the ``sex`` column (``rows["groups"]``, privileged group ``Male``), the label is
+groups are the ``sex`` column (``rows["groups"]``, privileged group ``Male``; ``group: race``
+or the intersections ``group: [sex, race]``, privileged ``White`` and ``Male & White``, each
+column then also kept as ``rows[<column>]``), the label is
 1 for ``>50K``. Categorical columns are one-hot encoded (a missing ``?`` becomes all zeros);
 numeric columns are left as they are (use the dataset's ``preprocess: standardize``).
 
@@ -28,6 +30,8 @@ COLUMNS = [
     "hours-per-week", "native-country", "income",
 ]
 NUMERIC = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
+#: The protected attributes a ``group`` may name, with each one's privileged value.
+PRIVILEGED = {"sex": "Male", "race": "White"}
 
 
 @lru_cache(maxsize=2)
@@ -54,16 +58,30 @@ def load_adult(
     folder: str | None = None,
     n_rows: int | None = None,
     subsample_seed: int = 0,
+    group: str | list[str] = "sex",
 ):
     """Adult with its predefined split; ``sensitive_as_feature`` keeps ``sex`` among the
     features, ``sparse`` returns a CSR matrix, ``drop`` removes columns before encoding,
-    ``n_rows`` keeps a random subsample of that many rows (drawn with ``subsample_seed``)."""
+    ``n_rows`` keeps a random subsample of that many rows (drawn with ``subsample_seed``),
+    ``group`` the protected attribute(s) whose values (or intersections) are the groups."""
     import pandas as pd
+
+    from safeclf import groups as G
+
+    columns = [group] if isinstance(group, str) else list(group)
+    for c in columns:
+        if c not in PRIVILEGED:
+            raise DataError(f"adult: group '{c}' is not a protected attribute of Adult (known: "
+                            f"{', '.join(PRIVILEGED)})")
+    if not columns or len(set(columns)) < len(columns):
+        raise DataError(f"adult: group must name sex, race or both once each, got {group}")
 
     base = folder or str(project_data_dir() / "adult")
     train, test = _frames(base)
     frame = pd.concat([train, test], ignore_index=True)
-    groups = frame["sex"].to_numpy()
+    parts = {c: frame[c].to_numpy() for c in columns}
+    groups = (parts[columns[0]] if len(columns) == 1
+              else G.intersect([parts[c] for c in columns]))
     y = (frame["income"] == ">50K").astype(int).to_numpy()
     features = frame.drop(columns=["income", *(drop or [])])
     if not sensitive_as_feature:
@@ -78,14 +96,18 @@ def load_adult(
         keep = np.sort(np.random.default_rng(subsample_seed).choice(X.shape[0], n_rows,
                                                                     replace=False))
         X, y, groups, split = X[keep], y[keep], groups[keep], split[keep]
+        parts = {c: v[keep] for c, v in parts.items()}
     if sparse:
         import scipy.sparse as sp
 
         X = sp.csr_matrix(X)
-    return checked(
-        "adult", X, y, rows={"groups": groups, "split": split},
-        info={"feature_names": list(encoded.columns), "privileged_group": "Male"},
-    )
+    rows = {"groups": groups, "split": split}
+    info = {"feature_names": list(encoded.columns),
+            "privileged_group": G.label([PRIVILEGED[c] for c in columns])}
+    if len(columns) > 1:
+        rows.update({c: v.astype(str).astype(object) for c, v in parts.items()})
+        info["group_columns"] = columns
+    return checked("adult", X, y, rows=rows, info=info)
 
 
 adult = DatasetPlugin("adult", load_adult, "UCI Adult census income, predefined split, groups by sex",

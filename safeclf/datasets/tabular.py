@@ -15,16 +15,20 @@ from safeclf.plugin import DatasetPlugin
 def load_csv(
     path: Path,
     target: str,
-    group: str | None = None,
-    privileged: str | int | None = None,
+    group: str | list[str] | None = None,
+    privileged: str | int | list[str | int] | None = None,
     features: list[str] | None = None,
     one_hot: bool = True,
     group_as_feature: bool = False,
 ):
     """Read ``path`` (relative to the spec's folder); ``target`` is the label column, ``group``
     (optional) a column of group labels kept in ``rows["groups"]`` (not used as a feature),
+    or a list of columns (``[sex, race]``) whose intersections are the groups
+    (``"Female & Black"``, :func:`safeclf.groups.intersect`; each column is also kept as
+    ``rows[<column>]``, so a constraint can compare along one of them with ``groups: race``),
     ``privileged`` the value of ``group`` that marks the privileged group (kept in
-    ``info["privileged_group"]`` for the fairness figures), ``features`` the feature columns
+    ``info["privileged_group"]`` for the fairness figures; a list names an intersection by
+    its parts), ``features`` the feature columns
     (default: all others), ``group_as_feature`` also uses the group column as a feature (a
     method that decides per group, such as group thresholds, needs it at prediction).
     Non-numeric feature columns are one-hot encoded when ``one_hot`` is true; empty cells are an
@@ -34,6 +38,17 @@ def load_csv(
 
     from safeclf.paths import what_is
 
+    from safeclf import groups as G
+
+    columns = [group] if isinstance(group, str) else list(group or [])
+    if group is not None and not columns:
+        raise DataError("csv: group is an empty list; name a column or leave it out")
+    if len(set(columns)) < len(columns):
+        raise DataError(f"csv: group names a column twice ({columns})")
+    for col in columns if len(columns) > 1 else ():  # kept as rows[<column>] as well
+        if col in RESERVED_ROWS:
+            raise DataError(f"csv: group column '{col}' has the name of a row entry safeclf "
+                            f"reserves ({', '.join(RESERVED_ROWS)}); rename the column")
     p = Path(path)
     kind = what_is(p)
     if kind != "a regular file":  # reading a FIFO or /dev/zero would never end
@@ -43,11 +58,14 @@ def load_csv(
         frame = pd.read_csv(p)
     except Exception as exc:  # pandas raises many parser error types
         raise DataError(f"csv: cannot read '{path}': {str(exc).splitlines()[0]}") from None
+    for col in columns[1:]:
+        _check_roles(_header(p), target, col, features, path)
+    group = columns[0] if columns else None
     _check_roles(_header(p), target, group, features, path)
     if features is not None and not features:
         raise DataError("csv: features is empty; list at least one column or leave it out "
                         "for every column but the target and group")
-    for col in [target, group, *(features or [])]:
+    for col in [target, *columns, *(features or [])]:
         if col is not None and col not in frame.columns:
             raise DataError(f"csv: column '{col}' is not in '{path}' (columns: {list(frame.columns)})")
     y = frame[target].to_numpy()
@@ -55,15 +73,16 @@ def load_csv(
         line = _line(p, int(np.flatnonzero(frame[target].isna().to_numpy())[0]))
         raise DataError(f"csv: target column '{target}' has empty cells in '{path}' (first at "
                         f"line {line})")
-    if group is not None and frame[group].isna().any():
-        line = _line(p, int(np.flatnonzero(frame[group].isna().to_numpy())[0]))
-        raise DataError(f"csv: group column '{group}' has empty cells in '{path}' (first at line "
-                        f"{line}); give every row a group")
-    cols = list(features or [c for c in frame.columns if c not in (target, group)])
+    for col in columns:
+        if frame[col].isna().any():
+            line = _line(p, int(np.flatnonzero(frame[col].isna().to_numpy())[0]))
+            raise DataError(f"csv: group column '{col}' has empty cells in '{path}' (first at "
+                            f"line {line}); give every row a group")
+    cols = list(features or [c for c in frame.columns if c != target and c not in columns])
     if group_as_feature:
         if group is None:
             raise DataError("csv: 'group_as_feature' needs 'group' to name the group column")
-        cols.append(group)
+        cols.extend(columns)
     if not cols:
         raise DataError(f"csv: '{path}' has no feature columns besides the target and group")
     _check_cells(frame[cols], p)
@@ -74,15 +93,30 @@ def load_csv(
         X = Xf.to_numpy(dtype=float)
     except ValueError:
         raise DataError(f"csv: non-numeric feature columns in '{path}' (set one_hot: true)") from None
-    rows = {"groups": frame[group].to_numpy()} if group else {}
+    rows = {}
+    if columns:
+        rows["groups"] = (frame[group].to_numpy() if len(columns) == 1
+                          else G.intersect([frame[c].to_numpy() for c in columns]))
+        if len(columns) > 1:
+            rows.update({c: frame[c].to_numpy().astype(str).astype(object) for c in columns})
     info = {"feature_names": list(Xf.columns), "columns": list(cols)}
+    if len(columns) > 1:
+        info["group_columns"] = columns
     if privileged is not None:
         if not group:
             raise DataError("csv: 'privileged' names a group, so 'group' must name the group column")
+        if isinstance(privileged, list) and len(privileged) != len(columns):
+            raise DataError(f"csv: privileged {privileged} names {len(privileged)} values for "
+                            f"{len(columns)} group columns {columns}; name one value per column")
+        of = (f"column '{group}' in '{path}'" if len(columns) == 1
+              else f"the intersections of columns {columns} in '{path}'")
         info["privileged_group"] = named_group(
-            privileged, frame[group].to_numpy(), "csv: privileged group",
-            f"column '{group}' in '{path}'")
+            G.label(privileged), rows["groups"], "csv: privileged group", of)
     return checked(f"csv:{p.name}", X, y, rows=rows, info=info)
+
+
+#: Row entries with a meaning of their own, which a group column may not shadow.
+RESERVED_ROWS = ("groups", "split", "baseline", "role", "uncertainty")
 
 
 def _header(path: Path) -> list[str]:

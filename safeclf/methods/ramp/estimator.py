@@ -19,6 +19,7 @@ from safeclf.methods.ramp.linear import LinearBinaryClassifier
 from safeclf.methods.ramp.rates import (
     FitData,
     RatioConstraint,
+    expand_constraints,
     parse_constraints,
     parse_monitors,
     parse_objective,
@@ -280,8 +281,7 @@ class RampClassifier(LinearBinaryClassifier):
         data = FitData(y == self.classes_[1], rows)
         cons, obj = self._parsed()
         try:
-            cons = [c.resolved(data, privileged_group) if isinstance(c, RatioConstraint) else c
-                    for c in cons]
+            cons = expand_constraints(cons, data, privileged_group)
             lin0 = obj.linear(data)
             pairs = [c.linear(data) for c in cons]
         except ValueError as exc:
@@ -515,13 +515,14 @@ class RampClassifier(LinearBinaryClassifier):
         table = []
         for j, (c, (g, gamma)) in enumerate(zip(self._constraints, pairs, strict=True)):
             tol = float(self.feasibility_tol)
-            if isinstance(c, RatioConstraint):
+            if isinstance(c, RatioConstraint) and c.measure == "ratio":
                 share = float(rule[c._sets(data)[1]].mean())
                 tol = tol / share if share > 0 else float("inf")
             table.append({
                 "name": c.name, "description": c.describe(), "target": c.target(data),
                 "sense": "min" if getattr(c, "sense", "max") == "min" else "max",
                 "privileged": getattr(c, "privileged", None),
+                "protected": getattr(c, "protected", None),
                 "privileged_source": getattr(c, "source", None),
                 "train": c.value(data, rule), "train_randomized": c.value(data, rnd),
                 "slack": float(gamma - g.value(rule)),

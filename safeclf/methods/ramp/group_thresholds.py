@@ -2,12 +2,15 @@
 the privileged group and one for the protected rows (every other group), chosen on the training
 data to minimise the training error subject to s_p(protected) ≥ κ s_p(privileged) (the ramp
 method's ``fairness_ratio`` constraint, deterministic; the direction as in
-:mod:`safeclf.groups`).
+:mod:`safeclf.groups`). With more than two groups (or ``compare: each``) every group gets its
+own threshold and its own constraint s_p(g) ≥ κ s_p(privileged), so one group's disparity is
+not hidden by another's rate (``compare: pooled`` keeps the two thresholds).
 
 A threshold per group means the group must be known when predicting; ``predict`` only sees X,
 so the group is read from the feature column that encodes it (found at ``fit``: the column
 holding one value per group on the training rows, e.g. Adult's one-hot ``sex_Male``
-with ``sensitive_as_feature: true``)."""
+with ``sensitive_as_feature: true``; where no one column does, the columns constant within every
+group together, e.g. a one-hot encoded group of three values)."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from safeclf.errors import DataError
@@ -65,27 +68,35 @@ class GroupThresholds(ClassifierMixin, BaseEstimator):
     kappa : float in (0, 1]        the ratio bound s_p(protected) ≥ κ s_p(privileged)
     privileged : str or None       the privileged group (default: the dataset's, else the
                                    :data:`safeclf.groups.FALLBACK` group)
+    compare : "each", "pooled" or None   a threshold and a ratio per group, or one for
+                                   every non-privileged row pooled; None: pooled with two
+                                   groups, each with more (:func:`safeclf.groups.comparisons`)
     C, max_iter                    the logistic regression's
     random_state                   unused (kept so a spec's seed can be passed)
 
     Attributes
     ----------
-    model_ (the LogisticRegression), thresholds_ ({"privileged" / "protected": threshold on the
-    LR's decision function}), group_column_ (index of the feature holding the group),
-    group_values_ ({feature value: "privileged" / "protected"}), privileged_, classes_.
+    model_ (the LogisticRegression), thresholds_ ({"privileged" / "protected", or each group
+    with ``compare: each``: threshold on the LR's decision function}), group_column_ (index of
+    the feature holding the group; group_columns_ the indices when several do it together),
+    group_values_ ({feature value(s): "privileged" / "protected" or the group}), compare_,
+    privileged_, classes_.
     """
 
     _parameter_constraints = {
         "kappa": [Interval(Real, 0, 1, closed="right")],
         "privileged": [str, None],
+        "compare": [StrOptions({"each", "pooled"}), None],
         "C": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, kappa=0.8, privileged=None, C=1.0, max_iter=1000, random_state=None):
+    def __init__(self, kappa=0.8, privileged=None, C=1.0, max_iter=1000, random_state=None,
+                 compare=None):
         self.kappa = kappa
         self.privileged = privileged
+        self.compare = compare
         self.C = C
         self.max_iter = max_iter
         self.random_state = random_state
@@ -95,7 +106,7 @@ class GroupThresholds(ClassifierMixin, BaseEstimator):
         ``privileged_group`` (used when the ``privileged`` parameter is None)."""
         from sklearn.linear_model import LogisticRegression
 
-        from safeclf.groups import resolve
+        from safeclf.groups import default_compare, resolve
 
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
@@ -111,11 +122,17 @@ class GroupThresholds(ClassifierMixin, BaseEstimator):
         if not (groups == self.privileged_).any() or (groups == self.privileged_).all():
             raise DataError(f"group_thresholds: the training rows need both the privileged "
                             f"group '{self.privileged_}' and others")
-        groups = np.where(groups == self.privileged_, "privileged", "protected")
-        self.group_column_, self.group_values_ = _group_column(X, groups)
+        self.compare_ = self.compare or default_compare(groups)
+        self.group_columns_, self.group_values_ = _group_columns(X, groups)
+        self.group_column_ = self.group_columns_[0]
+        if self.compare_ == "pooled":
+            groups = np.where(groups == self.privileged_, "privileged", "protected")
+            self.group_values_ = {k: "privileged" if g == self.privileged_ else "protected"
+                                  for k, g in self.group_values_.items()}
         self.model_ = LogisticRegression(C=self.C, max_iter=self.max_iter).fit(X, y)
         scores = self.model_.decision_function(X)
-        counts, _ = best_counts(scores, positive, groups, "privileged", self.kappa)
+        reference = "privileged" if self.compare_ == "pooled" else self.privileged_
+        counts, _ = best_counts(scores, positive, groups, reference, self.kappa)
         self.thresholds_ = {}
         for g, k in counts.items():
             s = np.sort(scores[groups == g])[::-1]
@@ -125,9 +142,9 @@ class GroupThresholds(ClassifierMixin, BaseEstimator):
         return self
 
     def _groups_of(self, X):
-        col = X[:, [self.group_column_]]
-        col = (col.toarray() if sp.issparse(col) else np.asarray(col)).ravel()
-        out = np.array([self.group_values_.get(float(v)) for v in col], dtype=object)
+        cols = X[:, self.group_columns_]
+        cols = cols.toarray() if sp.issparse(cols) else np.asarray(cols)
+        out = np.array([self.group_values_.get(_key(r)) for r in cols], dtype=object)
         if any(g is None for g in out):
             raise DataError("group_thresholds: a row's group column holds a value not seen at fit")
         return out
@@ -158,3 +175,40 @@ def _group_column(X, groups):
     raise DataError("group_thresholds: no feature column determines the group, so the group "
                     "cannot be known when predicting; keep the group among the features "
                     "(Adult: sensitive_as_feature: true)")
+
+
+def _key(values):
+    """The key of a row's group-column values in ``group_values_`` (JSON-plain: the value of
+    one column, the values of several joined with commas)."""
+    values = np.asarray(values, dtype=float).ravel()
+    return float(values[0]) if values.size == 1 else ",".join(f"{v:g}" for v in values)
+
+
+def _group_columns(X, groups):
+    """The feature columns that together determine the group: one column when one does
+    (:func:`_group_column`), else every column constant within each group and not constant
+    overall (a one-hot encoded group), provided their values tell the groups apart."""
+    try:
+        j, values = _group_column(X, groups)
+        return [j], values
+    except DataError:
+        pass
+    Xc = X.tocsc() if sp.issparse(X) else X
+    names = np.unique(groups)
+    cols = []
+    for j in range(X.shape[1]):
+        col = Xc[:, [j]].toarray().ravel() if sp.issparse(Xc) else Xc[:, j]
+        if np.unique(col).size > 1 and all(np.unique(col[groups == g]).size == 1 for g in names):
+            cols.append(j)
+    if cols:
+        keys = {}
+        for g in names:
+            row = np.flatnonzero(groups == g)[0]
+            vals = Xc[row, cols].toarray().ravel() if sp.issparse(Xc) else Xc[row, cols]
+            keys[_key(vals)] = str(g)
+        if len(keys) == names.size:
+            return cols, keys
+    raise DataError("group_thresholds: no feature column determines the group (nor several "
+                    "together), so the group cannot be known when predicting; keep the group "
+                    "among the features (Adult: sensitive_as_feature: true; csv: "
+                    "group_as_feature: true)")

@@ -8,7 +8,7 @@ import numpy as np
 from safeclf.errors import DataError
 from safeclf.methods.ramp.fairlearn_eg import FairlearnEG
 from safeclf.methods.ramp.group_thresholds import GroupThresholds
-from safeclf.methods.ramp.rates import FitData, RatioConstraint
+from safeclf.methods.ramp.rates import FitData, RatioConstraint, expand_constraints
 from safeclf.methods.ramp.rows import RowsPlugin
 from safeclf.methods.ramp.thresholded import ThresholdedSVM
 from safeclf.methods.ramp.zafar import ZafarSVM
@@ -45,7 +45,9 @@ class ThresholdedPlugin(RowsPlugin):
     def metric_names(self, params):
         """Each ``report`` constraint and ``monitor`` rate on every part."""
         _, cons, monitors = self.build(params)._parsed()
-        return ([f"{{part}}_constraint_{c.name}" for c in cons]
+        # a comparison of several pairs of groups reports one value per pair
+        return ([f"{{part}}_constraint_{c.name}{s}" for c in cons
+                 for s in (("", "_*") if isinstance(c, RatioConstraint) else ("",))]
                 + [f"{{part}}_monitor_{name}" for name, _ in monitors])
 
     def promise_names(self, params):
@@ -59,8 +61,7 @@ class ThresholdedPlugin(RowsPlugin):
         train = FitData(np.asarray(task.train.y) == estimator.classes_[1],
                         {k: v for k, v in task.train.rows.items() if not isinstance(v, dict)})
         try:
-            cons = [c.resolved(train, task.info.get("privileged_group"))
-                    if isinstance(c, RatioConstraint) else c for c in cons]
+            cons = expand_constraints(cons, train, task.info.get("privileged_group"))
         except ValueError as exc:
             raise DataError(f"thresholded_svm: {exc}") from None
         metrics = {}

@@ -3,12 +3,14 @@ shared metrics."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from numbers import Real
 
 import numpy as np
 
 from safeclf.methods.ramp.estimator import RampClassifier
 from safeclf.methods.ramp.plots import PLOTS
+from safeclf.methods.ramp.rates import RatioConstraint
 from safeclf.methods.ramp.rows import RowsPlugin
 from safeclf.metrics import Outputs, evaluate
 from safeclf.plugin import PRIVILEGED, Report
@@ -29,6 +31,10 @@ class RampPlugin(RowsPlugin):
         names = ["mm_iterations", "cp_iterations", "duality_gap", "solver_seconds", "lam",
                  "threshold", "{part}_objective", "{part}_objective_randomized"]
         names += [f"{{part}}_randomized_{m}" for m in _RANDOMIZED_SHARED]
+        # a comparison of several pairs of groups is one constraint per pair, named
+        # <name>_<pair> once the groups are known (RatioConstraint.expanded)
+        cons = [replace(c, name=n) for c in cons
+                for n in ((c.name, f"{c.name}_*") if isinstance(c, RatioConstraint) else (c.name,))]
         for c in cons:
             names += [f"train_constraint_{c.name}_violation",
                       f"train_constraint_{c.name}_randomized_violation",
@@ -43,7 +49,8 @@ class RampPlugin(RowsPlugin):
     def promise_names(self, params):
         """One promise per constraint (:func:`~safeclf.methods.ramp.promises.constraint_promises`)."""
         cons, _ = self.build(params)._parsed()
-        return [f"constraint_{c.name}" for c in cons]
+        return [f"constraint_{c.name}{s}" for c in cons
+                for s in (("", "_*") if isinstance(c, RatioConstraint) else ("",))]
 
     def report(self, estimator, task) -> Report:
         metrics: dict[str, float] = {
@@ -110,11 +117,13 @@ class RampPlugin(RowsPlugin):
             return [params]
         return [{**params, "lam": lam} for lam in est._lam_values(y.shape[0])]
 
-    def tightened_params(self, params, bounds):
-        """Parameters with each constraint's bound replaced (for certified training)."""
+    def tightened_params(self, params, bounds, promises=None):
+        """Parameters with each constraint's bound replaced (for certified training); with a
+        comparison of several pairs of groups, one bound per pair and the ``promises`` they
+        are for (:func:`~safeclf.methods.ramp.promises.tightened_params`)."""
         from safeclf.methods.ramp.promises import tightened_params
 
-        return tightened_params(params, bounds)
+        return tightened_params(params, bounds, promises)
 
 
 #: The shared metrics :func:`_randomized_shared` may report (the fairness ratio under its

@@ -33,12 +33,13 @@ SOURCE = "Goh et al. 2016, Problem 2 (Table 2 rates)"
 
 
 def quantity(c) -> Quantity:
-    """The held-out quantity of a parsed (and, for ratios, resolved) constraint."""
+    """The held-out quantity of a parsed constraint (a group comparison expanded: one pair,
+    :meth:`~safeclf.methods.ramp.rates.RatioConstraint.expanded`)."""
     if isinstance(c, RatioConstraint):
-        return Quantity("ratio", "predicted_positive",
-                        label="positive" if c.positives_only else None,
+        return Quantity(c.measure, "predicted_positive", label=c._label(),
                         subset=dict(c.subset) if c.subset else None, groups=c.groups,
-                        privileged=c.privileged)
+                        privileged=None if c.privileged is None else str(c.privileged),
+                        protected=None if c.protected is None else str(c.protected))
     event, label = _RATE_EVENTS[c.rate.kind]
     extra = {"baseline": c.rate.baseline} if c.rate.kind == "churn" else {}
     return Quantity("rate", event, label=label,
@@ -64,23 +65,70 @@ def constraint_promises(est) -> list[Promise]:
     return out
 
 
-def tightened_params(params: dict, bounds: list[float | None]) -> dict:
+def tightened_params(params: dict, bounds: list[float | None], promises=None) -> dict:
     """``params`` with constraint i's bound replaced by ``bounds[i]`` (None: unchanged):
-    ``kappa`` of a ratio constraint, ``max``/``min`` of a rate constraint."""
+    ``kappa`` of a ratio constraint, ``max`` of a difference, ``max``/``min`` of a rate
+    constraint.
+
+    A comparison of several pairs of groups is one promise per pair (one bound each), so
+    ``bounds`` may be longer than the constraint list; then ``promises`` (the fitted model's,
+    :func:`constraint_promises`, aligned with ``bounds``) say which pair each bound is for,
+    and each such constraint is rewritten as one explicit constraint per pair
+    (``privileged``, ``protected``, ``side`` fixed) with its own bound."""
     from safeclf.methods.ramp.rates import parse_constraints
 
     params = copy.deepcopy(dict(params))
     items = list(params.get("constraints") or [])
     parsed = parse_constraints(items, defaults={"kappa": params.get("kappa"),
                                                 "target": params.get("target")})
+    if len(bounds) != len(parsed):
+        if promises is None or len(promises) != len(bounds):
+            raise ValueError(f"{len(bounds)} bounds for {len(parsed)} constraints: a comparison "
+                             "of several pairs of groups needs the promises the bounds are for")
+        params["constraints"] = _per_pair_items(items, parsed, bounds, promises)
+        return params
     for i, (item, c, b) in enumerate(zip(items, parsed, bounds, strict=True)):
         if b is None:
             continue
         item = dict(item)
         if isinstance(c, RatioConstraint):
-            item["kappa"] = float(b)
+            item["max" if c.measure == "difference" else "kappa"] = float(b)
         else:
             item[c.sense] = float(min(1.0, max(0.0, b)))
         items[i] = item
     params["constraints"] = items
     return params
+
+
+def _per_pair_items(items, parsed, bounds, promises) -> list[dict]:
+    """The constraint items with each group comparison written out per pair (see
+    :func:`tightened_params`); promises are consumed in order, a comparison taking those named
+    ``constraint_<name>`` or ``constraint_<name>_<pair>``."""
+    out, j = [], 0
+    for item, c in zip(items, parsed, strict=True):
+        if not isinstance(c, RatioConstraint):
+            item = dict(item)
+            if bounds[j] is not None:
+                item[c.sense] = float(min(1.0, max(0.0, bounds[j])))
+            out.append(item)
+            j += 1
+            continue
+        stem = f"constraint_{c.name}"
+        while j < len(promises) and (promises[j].name == stem
+                                     or promises[j].name.startswith(stem + "_")):
+            q = promises[j].quantity
+            pair = {k: v for k, v in dict(item).items() if k not in ("compare", "protected")}
+            pair.update(name=promises[j].name.removeprefix("constraint_"),
+                        privileged=q.privileged,
+                        compare="pooled" if q.protected is None else "each")
+            if q.protected is not None:
+                pair["protected"] = q.protected
+            if c.rate.startswith("equalized_odds"):
+                pair["side"] = "tpr" if q.label == "positive" else "fpr"
+            key = "max" if c.measure == "difference" else "kappa"
+            pair[key] = float(bounds[j]) if bounds[j] is not None else item.get(key, c.kappa)
+            out.append(pair)
+            j += 1
+    if j != len(promises):
+        raise ValueError("the promises do not follow the constraints' order")
+    return out

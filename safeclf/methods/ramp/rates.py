@@ -20,13 +20,22 @@ YAML vocabulary (``constraints:`` and ``objective:`` of the ``ramp`` method)::
     {rate: fairness_ratio,    kappa: 0.8}                    # s_p(D_A) ≥ κ s_p(D_B)
     {rate: churn, max: target, subset: {role: d3}}           # bound = the method's `target`
     {rate: equal_opportunity, kappa: 0.8}                    # s_p(D_A∩D+) ≥ κ s_p(D_B∩D+)
+    {rate: equalized_odds,    kappa: 0.8}                    # the same on D+ and on D−
+    {rate: fairness_difference, max: 0.1}                    # s_p(D_B) − s_p(D_A) ≤ 0.1
+    {rate: fairness_ratio, kappa: 0.8, privileged: a, protected: [b, c]}  # one per pair
+    {rate: fairness_ratio, kappa: 0.8, compare: worst_pair}  # min group rate ≥ κ max (4/5 rule)
     {rate: egregious, min: 0.9, subset: {egregious: 1}}      # share of a listed set correct
 
 ``subset`` selects training rows by dataset ``rows`` entries (a value or a list of values);
 ``groups`` names the row with group labels (default ``groups``), ``privileged`` the group B
 (default: the dataset's privileged group, else the group whose training labels are most often
-positive: :mod:`safeclf.groups`); ``name`` labels the constraint in
-reports. A ratio constraint without ``kappa`` takes the method's ``kappa`` parameter and a bound
+positive: :mod:`safeclf.groups`; a list names an intersection); ``compare`` how several
+groups are compared (``each`` against the privileged one, the default with more than two
+groups; ``worst_pair``; ``pooled``: every non-privileged row as one group, the two-group
+meaning) and ``protected`` which groups are compared with the privileged one. A comparison of
+several pairs is one linear constraint per pair (:meth:`RatioConstraint.expanded`, at fit
+time, when the groups are known). ``_difference`` kinds bound s_p(D_B) − s_p(D_A) by ``max``
+instead. ``name`` labels the constraint in reports. A ratio constraint without ``kappa`` takes the method's ``kappa`` parameter and a bound
 written ``target`` the method's ``target`` parameter, so a spec can grid over them.
 Objective terms take ``weight`` and ``count: true`` (the term counts examples,
 divided by the number of training rows, instead of being a rate on its subset).
@@ -291,15 +300,22 @@ class BoundConstraint:
 
 @dataclass(frozen=True)
 class RatioConstraint:
-    """Demographic parity as a ratio: s_p(D_A) ≥ κ s_p(D_B) (Table 2; D_B the privileged
-    group, D_A the protected: the others), written κ s_p(D_B) − s_p(D_A) ≤ 0. Its reported
-    value is the direction-aware fairness ratio s_p(D_A)/s_p(D_B) of :mod:`safeclf.groups`
-    (the paper's Figure 2 plots the inverse), whose bound is κ from below.
-    ``positives_only`` gives equal opportunity: the same on D ∩ D+.
+    """A comparison of two group rates (Table 2, with D_B the privileged group and D_A the
+    protected): the ratio s_p(D_A) ≥ κ s_p(D_B), written κ s_p(D_B) − s_p(D_A) ≤ 0, or
+    (``measure="difference"``) the difference s_p(D_B) − s_p(D_A) ≤ ε; both linear in p, so
+    the solver consumes them like any rate. Its reported value is the direction-aware ratio
+    s_p(D_A)/s_p(D_B) of :mod:`safeclf.groups` (the paper's Figure 2 plots the inverse) or
+    the difference. ``label`` restricts both groups to the positive rows (equal opportunity:
+    true-positive rates) or the negative rows (false-positive rates); equalized odds is the
+    two together.
 
-    ``privileged`` as parsed may be None; :meth:`resolved` fixes it once, at fit time, from
-    the dataset or the named fallback (:func:`safeclf.groups.resolve`), and ``source`` records
-    where it came from, so test data is evaluated with the training direction."""
+    As parsed, a constraint may compare several groups (``compare`` and ``protected``,
+    :func:`safeclf.groups.comparisons`); :meth:`expanded` turns it, at fit time, into one
+    constraint per compared pair (the paper's constraints are on arbitrary subsets: one
+    linear constraint each), with ``privileged`` fixed from the constraint, the dataset or
+    the named fallback and ``source`` recording where it came from, so test data is
+    evaluated with the training direction. A pair's ``protected`` None is every row not
+    privileged (the two-group meaning)."""
 
     kappa: float
     groups: str
@@ -309,43 +325,101 @@ class RatioConstraint:
     where: str
     subset: Mapping[str, Any] | None = None
     source: str = "constraint"
+    protected: Any = None
+    compare: str | None = None
+    label: str | None = None
+    measure: str = "ratio"
+    rate: str = "fairness_ratio"
+    pair: bool = False
 
-    sense = "min"
+    @property
+    def sense(self):
+        return "max" if self.measure == "difference" else "min"
 
     @property
     def kind(self):
-        return "equal_opportunity" if self.positives_only else "fairness_ratio"
+        return self.rate
 
     def rows_needed(self):
         return set(self.subset or {}) | {self.groups}
 
-    def resolved(self, data: FitData, dataset_privileged=None) -> RatioConstraint:
-        """This constraint with its privileged group fixed (constraint, else dataset, else
-        the fallback chosen on ``data``)."""
-        from dataclasses import replace
+    def _label(self) -> str | None:
+        return "positive" if self.positives_only else self.label
 
+    def _labels(self) -> list[str | None]:
+        """The label restrictions this constraint stands for: both sides for equalized odds."""
+        if self.rate.startswith("equalized_odds") and not self.pair and self.label is None:
+            return ["positive", "negative"]
+        return [self._label()]
+
+    def expanded(self, data: FitData, dataset_privileged=None) -> list[RatioConstraint]:
+        """One constraint per compared pair (and per label side of equalized odds), each with
+        its privileged and protected group fixed; a single pair keeps the constraint's name,
+        several are named ``<name>_<pair>`` (``fairness_group_b``; ``_tpr``/``_fpr`` added for
+        equalized odds)."""
         from safeclf import groups as G
 
-        d = G.resolve(self.privileged, {"privileged_group": dataset_privileged},
-                      data.row(self.groups, self.where), data.positive,
-                      where=f"{self.where}.privileged")
-        return replace(self, privileged=d.privileged, source=d.source)
+        g = data.row(self.groups, self.where)
+        compare = self.compare or G.default_compare(g, self.protected)
+        privileged, source = self.privileged, self.source
+        if compare != "worst_pair":
+            # the dataset's privileged group is a group of its rows "groups"
+            declared = dataset_privileged if self.groups == "groups" else None
+            d = G.resolve(None if self.privileged is None else G.label(self.privileged),
+                          {"privileged_group": declared}, g, data.positive,
+                          where=f"{self.where}.privileged")
+            privileged, source = d.privileged, d.source
+        try:
+            pairs = G.comparisons(g, privileged, compare, self.protected, self.where)
+        except Exception as exc:  # a DataError: the same one line, as a ValueError here
+            raise ValueError(str(exc)) from None
+        labels = self._labels()
+        out = []
+        for pair in pairs:
+            for lab in labels:
+                name = self.name
+                if len(pairs) > 1:
+                    name += "_" + pair.suffix(compare)
+                if len(labels) > 1:
+                    name += "_tpr" if lab == "positive" else "_fpr"
+                out.append(replace(self, name=name, privileged=pair.privileged,
+                                   protected=pair.protected, source=source, compare=compare,
+                                   label=lab, positives_only=lab == "positive", pair=True))
+        return out
+
+    def resolved(self, data: FitData, dataset_privileged=None) -> RatioConstraint:
+        """This constraint with its privileged group fixed, when it compares one pair (two
+        groups, or one named protected group); use :meth:`expanded` for several."""
+        (one, *more) = self.expanded(data, dataset_privileged)
+        if more:
+            raise ValueError(f"{self.where} compares {len(more) + 1} pairs of groups; "
+                             "expand it (one constraint per pair)")
+        return one
 
     def base(self, data: FitData) -> np.ndarray:
         base = data.mask(self.subset, self.where)
-        return base & data.positive if self.positives_only else base
+        lab = self._label()
+        if lab == "positive":
+            return base & data.positive
+        if lab == "negative":
+            return base & ~data.positive
+        return base
 
     def _sets(self, data: FitData):
         from safeclf import groups as G
 
-        c = self if self.privileged is not None else self.resolved(data)
-        A, B = G.split(data.row(self.groups, self.where), c.privileged)
-        base = self.base(data)
+        c = self if self.pair else self.resolved(data)
+        A, B = G.pair_masks(data.row(self.groups, self.where), c.privileged, c.protected)
+        base = c.base(data)
         A, B = A & base, B & base
         if not B.any():
-            raise ValueError(f"{self.where}.privileged group '{c.privileged}' has no training rows")
+            raise ValueError(f"{self.where}.privileged group '{c.privileged}' has no training rows"
+                             + (f" among the {c._label()}s" if c._label() else ""))
         if not A.any():
-            raise ValueError(f"{self.where}: no training rows outside the privileged group")
+            what = ("outside the privileged group" if c.protected is None
+                    else f"in group '{c.protected}'")
+            raise ValueError(f"{self.where}: no training rows {what}"
+                             + (f" among the {c._label()}s" if c._label() else ""))
         return A, B
 
     def target(self, data) -> float:
@@ -353,18 +427,37 @@ class RatioConstraint:
 
     def linear(self, data) -> tuple[Linear, float]:
         A, B = self._sets(data)
+        if self.measure == "difference":
+            return Linear(B / B.sum() - A / A.sum(), 0.0), float(self.kappa)
         return Linear(self.kappa * B / B.sum() - A / A.sum(), 0.0), 0.0
 
     def value(self, data, p) -> float:
         A, B = self._sets(data)
         p = np.asarray(p, dtype=float)
         b = p[B].mean()
+        if self.measure == "difference":
+            return float(b - p[A].mean())
         return float(p[A].mean() / b) if b > 0 else float("nan")
 
     def describe(self) -> str:
-        on = "positives of " if self.positives_only else ""
-        priv = self.privileged or "privileged"
-        return f"{self.kind}: s_p({on}not {priv}) ≥ {self.kappa}·s_p({on}{priv})"
+        """The constraint in words, naming its groups and subset:
+        ``fairness_ratio: s_p(group_b) ≥ 0.8·s_p(group_a)``."""
+        lab = self._label()
+        on = {"positive": "positives of ", "negative": "negatives of ", None: ""}[lab]
+        priv = self.privileged if self.privileged is not None else "privileged"
+        if self.pair or self.compare in (None, "pooled") and self.protected is None:
+            prot = f"not {priv}" if self.protected is None else self.protected
+        elif self.compare == "worst_pair":
+            prot, priv = "each group", "any other"
+        else:
+            prot = ("each group" if self.protected is None
+                    else " and ".join(map(str, self.protected if isinstance(self.protected, list)
+                                          else [self.protected])))
+        sub = ", ".join(f"{k}={v}" for k, v in (self.subset or {}).items())
+        where = f" on {sub}" if sub else ""
+        if self.measure == "difference":
+            return f"{self.kind}: s_p({on}{priv}) − s_p({on}{prot}) ≤ {self.kappa}{where}"
+        return f"{self.kind}: s_p({on}{prot}) ≥ {self.kappa}·s_p({on}{priv}){where}"
 
 
 # ----------------------------------------------------------------------------- schema
@@ -372,12 +465,17 @@ class RatioConstraint:
 # (bound rates, churn with its baseline rows, ratio rates); objective terms and monitors are
 # bound rates with their own keys. Errors are translated by safeclf.validation.
 _BOUND_KINDS = tuple(k for k in RATES if k != "churn")
-_RATIO_KINDS = ("fairness_ratio", "equal_opportunity")
+_RATIO_KINDS = ("fairness_ratio", "equal_opportunity", "equalized_odds")
+_DIFFERENCE_KINDS = ("fairness_difference", "equal_opportunity_difference",
+                     "equalized_odds_difference")
+#: The label side each comparison kind restricts its groups to.
+_SIDES = {"fairness": None, "equal_opportunity": "positive", "equalized_odds": None}
 
 _Unit = Annotated[float, Field(strict=True, ge=0.0, le=1.0, allow_inf_nan=False)]
 # κ > 1 asks the protected group's rate to exceed the privileged one's (certified training's
-# internal targets need it); the method's kappa parameter stays in (0, 1]
-_Kappa = Annotated[float, Field(strict=True, gt=0.0, allow_inf_nan=False)]
+# internal targets need it, up to KAPPA_MAX); the method's kappa parameter stays in (0, 1]
+KAPPA_MAX = 3.0
+_Kappa = Annotated[float, Field(strict=True, gt=0.0, le=KAPPA_MAX, allow_inf_nan=False)]
 _Weight = Annotated[float, Field(strict=True, ge=0.0, allow_inf_nan=False)]
 _Name = Annotated[str, Field(pattern=r"^\w+$")]
 _Bound = _Unit | Literal["baseline", "target"]
@@ -408,14 +506,39 @@ class _ChurnItem(_BoundItem):
     baseline: str = "baseline"
 
 
+_Group = str | int | float | bool | list[str | int | float | bool]
+
+
 class _RatioItem(_Item):
     rate: Literal[_RATIO_KINDS]  # type: ignore[valid-type]
     kappa: _Kappa | None = None
     groups: str = "groups"
-    privileged: str | int | float | bool | None = None
+    privileged: _Group | None = None
+    protected: _Group | None = None
+    compare: Literal["each", "worst_pair", "pooled"] | None = None
+    side: Literal["tpr", "fpr"] | None = None
+
+    @model_validator(mode="after")
+    def _side_of_equalized_odds(self):
+        if self.side is not None and not self.rate.startswith("equalized_odds"):
+            raise ValueError(f"side (tpr or fpr) is for equalized_odds, not {self.rate}")
+        return self
 
 
-_ConstraintItem = Annotated[_BoundItem | _ChurnItem | _RatioItem, Field(discriminator="rate")]
+class _DifferenceItem(_Item):
+    rate: Literal[_DIFFERENCE_KINDS]  # type: ignore[valid-type]
+    max: _Unit
+    groups: str = "groups"
+    privileged: _Group | None = None
+    protected: _Group | None = None
+    compare: Literal["each", "worst_pair", "pooled"] | None = None
+    side: Literal["tpr", "fpr"] | None = None
+
+    _side_of_equalized_odds = _RatioItem._side_of_equalized_odds
+
+
+_ConstraintItem = Annotated[_BoundItem | _ChurnItem | _RatioItem | _DifferenceItem,
+                            Field(discriminator="rate")]
 
 
 class _TermItem(BaseModel):
@@ -442,7 +565,8 @@ _CONSTRAINTS = TypeAdapter(list[_ConstraintItem])
 _OBJECTIVE = TypeAdapter(Annotated[list[_TermItem], Field(min_length=1)])
 _MONITORS = TypeAdapter(list[_MonitorEntry])
 _ITEM_MODELS = {**{k: _BoundItem for k in _BOUND_KINDS}, "churn": _ChurnItem,
-                **{k: _RatioItem for k in _RATIO_KINDS}}
+                **{k: _RatioItem for k in _RATIO_KINDS},
+                **{k: _DifferenceItem for k in _DIFFERENCE_KINDS}}
 
 
 def _validated(adapter: TypeAdapter, items, where: str, models=None):
@@ -503,6 +627,14 @@ def _rate(item, where: str) -> Rate:
     return RATES[item.rate](subset=subset, where=where, **extra)
 
 
+def _side(item) -> str | None:
+    """The label side a comparison item restricts its groups to (equalized odds: both,
+    unless ``side`` picks one)."""
+    if getattr(item, "side", None) is not None:
+        return "positive" if item.side == "tpr" else "negative"
+    return _SIDES[item.rate.removesuffix("_ratio").removesuffix("_difference")]
+
+
 def _constraint(item, where: str, defaults: Mapping[str, Any]):
     name = item.name or item.rate
     if isinstance(item, _RatioItem):
@@ -511,7 +643,15 @@ def _constraint(item, where: str, defaults: Mapping[str, Any]):
             raise ValueError(f"{where}.kappa is required for rate {item.rate} (s_p(D_A) ≥ κ "
                              "s_p(D_B)), or set the method's kappa parameter")
         return RatioConstraint(float(kappa), item.groups, item.privileged,
-                               item.rate == "equal_opportunity", name, where, item.subset or None)
+                               item.rate == "equal_opportunity", name, where, item.subset or None,
+                               protected=item.protected, compare=item.compare,
+                               label=_side(item), rate=item.rate)
+    if isinstance(item, _DifferenceItem):
+        base = item.rate.removesuffix("_difference")
+        return RatioConstraint(float(item.max), item.groups, item.privileged,
+                               base == "equal_opportunity", name, where, item.subset or None,
+                               protected=item.protected, compare=item.compare,
+                               label=_side(item), measure="difference", rate=item.rate)
     sense = "max" if item.max is not None else "min"
     bound = getattr(item, sense)
     if bound == "target":
@@ -531,6 +671,20 @@ def parse_constraints(items, where: str = "constraints", defaults=None) -> list:
         return []
     parsed = _validated(_CONSTRAINTS, items, where, _ITEM_MODELS)
     out = [_constraint(it, f"{where}[{i}]", defaults or {}) for i, it in enumerate(parsed)]
+    names = [c.name for c in out]
+    for i, nm in enumerate(names):
+        if names.count(nm) > 1:
+            out[i] = replace(out[i], name=f"{nm}{names[:i].count(nm)}")
+    return out
+
+
+def expand_constraints(constraints, data: FitData, dataset_privileged=None) -> list:
+    """``constraints`` with every group comparison expanded into one constraint per compared
+    pair (:meth:`RatioConstraint.expanded`), the others as they are; names stay unique."""
+    out = []
+    for c in constraints:
+        out.extend(c.expanded(data, dataset_privileged) if isinstance(c, RatioConstraint)
+                   else [c])
     names = [c.name for c in out]
     for i, nm in enumerate(names):
         if names.count(nm) > 1:
