@@ -130,9 +130,9 @@ def seldonian_fair(task, seed, iters):
 
 def fpr_pair(task, seed):
     """(safeclf, MAPIE) test predictions controlling FPR <= ε, or None for no solution."""
+    from mapie.risk_control import BinaryClassificationController
     from sklearn.linear_model import LogisticRegression
 
-    from mapie.risk_control import BinaryClassificationController
     from safeclf.certified import CertifiedClassifier, split_rows
 
     X, y = task.train.X, np.asarray(task.train.y)
@@ -191,7 +191,7 @@ def main(argv=None) -> None:
             y = np.asarray(task.test.y) == np.unique(task.train.y)[-1]
             g = np.asarray(task.test.rows["groups"]).astype(str)
             priv = str(task.info["privileged_group"])
-            for name, (kind, out) in fair.items():
+            for _name, (kind, out) in fair.items():
                 t0 = time.perf_counter()
                 with one_blas_thread(), warnings.catch_warnings():
                     warnings.simplefilter("ignore")

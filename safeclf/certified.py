@@ -61,7 +61,7 @@ from safeclf.errors import DataError, SafeclfError
 from safeclf.promises import Evidence, Promise, rate_evidence
 
 #: Quantity kinds certification can decide from counts.
-CERTIFIABLE = ("rate", "ratio")
+CERTIFIABLE = ("rate", "ratio", "difference")
 
 
 class NoSolution(SafeclfError):
@@ -142,14 +142,17 @@ def _threshold_for_rate(score: np.ndarray, rate: float) -> float:
 def group_entry(promises) -> str | None:
     """The rows entry whose groups per-group thresholds are for: that of the promises on a
     ratio of group rates of positive predictions held from below (s_p(A) ≥ κ s_p(B)), when
-    there are such promises; None otherwise."""
+    there are such promises, or a difference held from above (s_p(B) − s_p(A) ≤ ε); None
+    otherwise."""
     entries = [p.quantity.groups for p in promises if _levels_up(p)]
     return entries[0] if entries else None
 
 
 def _levels_up(p: Promise) -> bool:
     q = p.quantity
-    return q.kind == "ratio" and p.sense == ">=" and q.event == "predicted_positive"
+    held_up = (q.kind == "ratio" and p.sense == ">=") or (q.kind == "difference" and
+                                                          p.sense == "<=")
+    return held_up and q.event == "predicted_positive"
 
 
 #: The largest level ρ of the per-group rules (a lagging group's rate up to 3× the top
@@ -173,7 +176,8 @@ def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str, n_rho: int 
     g = np.asarray(cand.rows[entry]).astype(str)
     names = [a for a in np.unique(g) if np.any((g == a) & among)]
     scores = {a: cand.score[(g == a) & among] for a in names}
-    kappa = max(min(p.bound for p in ups), 1e-3)
+    kappa = max(min((p.bound if p.quantity.kind == "ratio" else 1.0 - p.bound) for p in ups),
+                1e-3)
     rhos = np.geomspace(max(RHO_CAP, 1.0 / kappa), kappa, n_rho)
     finite = np.flatnonzero(np.isfinite(grid))
     refs = np.unique(finite[np.linspace(0, finite.size - 1, min(n_ref, finite.size)).astype(int)])

@@ -51,16 +51,16 @@ def parse(items, where: str = "promises") -> list:
 
 
 def promises(items, y_pos, rows, info=None, where: str = "promises") -> list[Promise]:
-    """The declared promises, their ratios' privileged group resolved on the training rows
-    (``y_pos``: label is positive; ``rows``: the task's row entries; ``info``: the dataset's)."""
+    """The declared promises, each comparison of groups expanded into one promise per compared
+    pair with its privileged group resolved on the training rows (``y_pos``: label is
+    positive; ``rows``: the task's row entries; ``info``: the dataset's)."""
     from safeclf.methods.ramp.promises import quantity
-    from safeclf.methods.ramp.rates import FitData, RatioConstraint
+    from safeclf.methods.ramp.rates import FitData, RatioConstraint, expand_constraints
 
     data = FitData(np.asarray(y_pos, bool), dict(rows or {}))
     out = []
-    for c in parse(items, where):
-        if isinstance(c, RatioConstraint):
-            c = c.resolved(data, (info or {}).get("privileged_group"))
+    # a comparison of several groups is one promise per compared pair (safeclf.groups)
+    for c in expand_constraints(parse(items, where), data, (info or {}).get("privileged_group")):
         sense = ">=" if c.sense == "min" else "<="
         bound = float(c.kappa if isinstance(c, RatioConstraint) else c.bound)
         out.append(Promise(f"declared_{c.name}", c.describe(), quantity(c), sense, bound,

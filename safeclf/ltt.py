@@ -19,7 +19,9 @@ P-values from the counts (a :class:`~safeclf.bounds.Bound` gives each one-sided 
 * a rate r ≤ b: ``bound.p_above(k, n, b)``; r ≥ b: ``bound.p_below(k, n, b)``;
 * a ratio s_A / s_B ≥ κ of two group rates: p = inf{α : L_A(α/2) ≥ κ · U_B(α/2)}. Under the
   null s_A < κ s_B a rejection at α needs L_A > s_A or U_B < s_B (else
-  L_A ≤ s_A < κ s_B ≤ κ U_B), each with probability ≤ α/2; likewise for ≤ κ with U_A and L_B.
+  L_A ≤ s_A < κ s_B ≤ κ U_B), each with probability ≤ α/2; likewise for ≤ κ with U_A and L_B;
+* a difference s_B − s_A ≤ ε (privileged minus protected): p = inf{α : U_B(α/2) − L_A(α/2) ≤ ε},
+  valid by the same argument.
 
 Counts are conditional on the group sizes of the held-back rows, which does not change the
 validity (the bound holds for every size).
@@ -32,20 +34,35 @@ import numpy as np
 from safeclf.bounds import Bound
 from safeclf.promises import Evidence, Promise
 
+#: Quantity kinds that compare two groups' rates (counts k, n protected; k2, n2 privileged).
+GROUP_KINDS = ("ratio", "difference")
 
-def ratio_p_values(k, n: int, k2, n2: int, sense: str, kappa: float, bound: Bound) -> np.ndarray:
-    """inf{α: the two halves' bounds certify the ratio}, for arrays of counts ``k`` (protected)
-    and ``k2`` (privileged) at sizes ``n``, ``n2``: a bisection on α (the certificate is
-    monotone in α), run on all counts at once."""
+
+def _pair_certified(kind: str, sense: str, b: float, k, n: int, k2, n2: int, alpha,
+                    bound: Bound) -> np.ndarray:
+    """Whether the two groups' one-sided bounds at α/2 certify the comparison: a ratio
+    s_A / s_B ≥ b by L_A ≥ b·U_B (≤ b by U_A ≤ b·L_B); a difference s_B − s_A ≤ b (privileged
+    minus protected) by U_B − L_A ≤ b (≥ b by L_B − U_A ≥ b). Under the null a rejection
+    needs one of the two bounds to miss its rate, each with probability ≤ α/2."""
+    a = alpha / 2
+    low, up = (lambda kk, nn: np.asarray(bound.lower(kk, nn, a))), \
+        (lambda kk, nn: np.asarray(bound.upper(kk, nn, a)))
+    if kind == "ratio":
+        return low(k, n) >= b * up(k2, n2) if sense == ">=" else up(k, n) <= b * low(k2, n2)
+    return up(k2, n2) - low(k, n) <= b if sense == "<=" else low(k2, n2) - up(k, n) >= b
+
+
+def pair_p_values(kind: str, k, n: int, k2, n2: int, sense: str, b: float,
+                  bound: Bound) -> np.ndarray:
+    """inf{α: the two halves' bounds certify the comparison} (:func:`_pair_certified`), for
+    arrays of counts ``k`` (protected) and ``k2`` (privileged) at sizes ``n``, ``n2``: a
+    bisection on α (the certificate is monotone in α), run on all counts at once."""
     k, k2 = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(k2, dtype=float))
     if not n or not n2:
         return np.ones(k.shape)
 
     def passes(alpha):
-        a = alpha / 2
-        if sense == ">=":
-            return np.asarray(bound.lower(k, n, a)) >= kappa * np.asarray(bound.upper(k2, n2, a))
-        return np.asarray(bound.upper(k, n, a)) <= kappa * np.asarray(bound.lower(k2, n2, a))
+        return _pair_certified(kind, sense, b, k, n, k2, n2, alpha, bound)
 
     ok = passes(np.ones(k.shape))
     lo, hi = np.zeros(k.shape), np.ones(k.shape)  # passes(hi) where ok
@@ -58,21 +75,14 @@ def ratio_p_values(k, n: int, k2, n2: int, sense: str, kappa: float, bound: Boun
 
 def rejects(p: Promise, k, n: int, k2, n2, alpha: float, bound: Bound) -> np.ndarray:
     """Whether the p-value of ``p`` at counts ``k`` (arrays) is ≤ ``alpha``, without computing
-    it: for a ratio, whether the two halves' bounds at α/2 certify it (the p-value is the
-    infimum of such α, and the certificate is monotone in α)."""
-    if p.quantity.kind == "ratio":
+    it: for a comparison of groups, whether the two halves' bounds at α/2 certify it (the
+    p-value is the infimum of such α, and the certificate is monotone in α)."""
+    if p.quantity.kind in GROUP_KINDS:
         k, k2 = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(k2, dtype=float))
         if not n or not n2:
             return np.zeros(k.shape, bool)
-        a = alpha / 2
-        if p.sense == ">=":
-            return np.asarray(bound.lower(k, n, a)) >= p.bound * np.asarray(bound.upper(k2, n2, a))
-        return np.asarray(bound.upper(k, n, a)) <= p.bound * np.asarray(bound.lower(k2, n2, a))
+        return _pair_certified(p.quantity.kind, p.sense, p.bound, k, n, k2, n2, alpha, bound)
     return p_values(p, k, n, k2, n2, bound) <= alpha
-
-
-def _ratio_p_value(ev: Evidence, sense: str, kappa: float, bound: Bound) -> float:
-    return float(ratio_p_values(ev.k, ev.n, ev.k2, ev.n2, sense, kappa, bound))
 
 
 def p_values(p: Promise, k, n: int, k2, n2, bound: Bound) -> np.ndarray:
@@ -84,22 +94,16 @@ def p_values(p: Promise, k, n: int, k2, n2, bound: Bound) -> np.ndarray:
             return np.ones(k.shape)
         f = bound.p_above if p.sense == "<=" else bound.p_below
         return np.asarray(f(k, n, p.bound), dtype=float) * np.ones(k.shape)
-    if kind == "ratio":
-        return ratio_p_values(k, n, k2, n2, p.sense, p.bound, bound)
+    if kind in GROUP_KINDS:
+        return pair_p_values(kind, k, n, k2, n2, p.sense, p.bound, bound)
     raise ValueError(f"promise {p.name}: a {kind} quantity cannot be certified from counts")
 
 
 def promise_p_value(p: Promise, ev: Evidence, bound: Bound) -> float:
     """A p-value for "``p`` is violated on the population" from its counts ``ev``."""
-    kind = p.quantity.kind
-    if kind == "rate":
-        if not ev.n:
-            return 1.0
-        f = bound.p_above if p.sense == "<=" else bound.p_below
-        return float(f(ev.k, ev.n, p.bound))
-    if kind == "ratio":
-        return _ratio_p_value(ev, p.sense, p.bound, bound)
-    raise ValueError(f"promise {p.name}: a {kind} quantity cannot be certified from counts")
+    if p.quantity.kind in GROUP_KINDS and (ev.k2 is None or ev.n2 is None):
+        return 1.0
+    return float(p_values(p, ev.k, ev.n, ev.k2, ev.n2 or 0, bound))
 
 
 def joint_p_value(promises, evidence, bound: Bound) -> float:

@@ -108,7 +108,8 @@ def _promises_section(run) -> str:
     note = ('<p class="note">Each promise a fitted model makes, checked on its test split: '
             "estimate and two-sided interval (Clopper–Pearson for a rate, Katz log for a "
             "ratio, Newcombe for a difference); <b>n needed</b>: for an inconclusive check, "
-            "the test rows that would make it conclusive at the observed estimate; <b>holds</b> when the whole interval is on the promised side of the bound, "
+            "the test rows that would make it conclusive at the observed estimate; "
+            "<b>holds</b> when the whole interval is on the promised side of the bound, "
             "<b>violated</b> when it is wholly on the other side, else <b>inconclusive</b>. "
             "Failure rate: the share of jobs whose estimate is beyond the bound (for a "
             "high-confidence promise at δ, expected to be at most δ).</p>")

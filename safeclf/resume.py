@@ -45,8 +45,9 @@ def check_run_folder(run_dir: Path) -> dict[str, Any]:
 
 
 def changed_data(recorded: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The data files in the manifest's ``recorded`` list whose identity differs now: each entry the recorded one plus ``now`` (the current SHA-256, or ``None`` when the
-    file cannot be read)."""
+    """The data files in the manifest's ``recorded`` list whose identity differs now: each
+    entry the recorded one plus ``now`` (the current SHA-256, or ``None`` when the file cannot
+    be read)."""
     from safeclf.run_folder import file_identity
 
     changes = []

@@ -10,10 +10,9 @@ import json
 import operator
 import zipfile
 
+import hostile_payloads as hp
 import numpy as np
 import pytest
-
-import hostile_payloads as hp
 
 sio = pytest.importorskip("skops.io")
 

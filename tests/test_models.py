@@ -3,8 +3,6 @@ preprocessing fitted in their job."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -75,7 +73,9 @@ def test_models_are_saved_where_asked_and_predict_matches_the_run(saved_run, tmp
 def test_predict_refuses_a_new_category_and_a_missing_column(saved_run, tmp_path, cli):
     table = pd.read_csv(saved_run / "metrics.csv")
     job = table.loc[table.method == "logreg", "job"].item()
-    for text, message in (("a,b,colour\n1,2,red\n3,4,green\n", "column 'colour' at line 3 holds 'green', a category not seen in training (seen: blue, red)"),
+    for text, message in (("a,b,colour\n1,2,red\n3,4,green\n",
+                           "column 'colour' at line 3 holds 'green', a category not seen in "
+                           "training (seen: blue, red)"),
                           ("a,colour\n1,red\n", "column 'b' used in training is missing")):
         new = tmp_path / "new.csv"
         new.write_text(text)

@@ -36,9 +36,8 @@ def load_csv(
     the features, or a group equal to the target is refused."""
     import pandas as pd
 
-    from safeclf.paths import what_is
-
     from safeclf import groups as G
+    from safeclf.paths import what_is
 
     columns = [group] if isinstance(group, str) else list(group or [])
     if group is not None and not columns:

@@ -35,7 +35,8 @@ groups; ``worst_pair``; ``pooled``: every non-privileged row as one group, the t
 meaning) and ``protected`` which groups are compared with the privileged one. A comparison of
 several pairs is one linear constraint per pair (:meth:`RatioConstraint.expanded`, at fit
 time, when the groups are known). ``_difference`` kinds bound s_p(D_B) − s_p(D_A) by ``max``
-instead. ``name`` labels the constraint in reports. A ratio constraint without ``kappa`` takes the method's ``kappa`` parameter and a bound
+instead. ``name`` labels the constraint in reports. A ratio constraint without ``kappa`` takes the
+method's ``kappa`` parameter and a bound
 written ``target`` the method's ``target`` parameter, so a spec can grid over them.
 Objective terms take ``weight`` and ``count: true`` (the term counts examples,
 divided by the number of training rows, instead of being a rate on its subset).
@@ -360,6 +361,8 @@ class RatioConstraint:
         from safeclf import groups as G
 
         g = data.row(self.groups, self.where)
+        if self.subset:  # the groups compared are those with rows in the subset
+            g = np.asarray(g)[data.mask(self.subset, self.where)]
         compare = self.compare or G.default_compare(g, self.protected)
         privileged, source = self.privileged, self.source
         if compare != "worst_pair":
