@@ -64,12 +64,22 @@ class Split(_Strict):
 Preprocess = Literal["none", "standardize", "minmax", "maxabs"]
 
 
+class Preprocessing(BaseModel):
+    """``preprocess: {impute: median, scale: standardize}``: fill empty feature cells with a
+    statistic of the training rows, then rescale (safeclf/preprocessing.py); the plain form
+    ``preprocess: standardize`` is ``{scale: standardize}``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    impute: Literal["median", "mean", "most_frequent"] | None = None
+    scale: Preprocess = "none"
+
+
 class DatasetEntry(_Strict):
     dataset: str
     name: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     split: Split = Field(default_factory=Split)
-    preprocess: Preprocess = "none"
+    preprocess: Preprocess | Preprocessing = "none"
 
 
 class Certify(_Strict):
@@ -84,7 +94,7 @@ class MethodEntry(_Strict):
     method: str
     name: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
-    preprocess: Preprocess | None = None
+    preprocess: Preprocess | Preprocessing | None = None
     datasets: list[str] | None = Field(None, min_length=1)
     save_model: bool | None = None  # overrides the spec's save_models for this method
     certify: Certify | None = None
