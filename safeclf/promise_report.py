@@ -16,8 +16,8 @@ COLUMNS = ["job", "dataset", "method", "params", "seed", "fold", "status", "prom
            "lower", "upper", "n", "confidence", "verdict", "beyond", "train_estimate",
            "train_verdict", "note"]
 KEYS = ["dataset", "method", "params", "promise"]
-COLORS = {"holds": "tab:green", "violated": "tab:red", "inconclusive": "tab:orange",
-          "no solution": "tab:grey", "not checked": "tab:grey"}
+COLORS = {"holds": "#009E73", "violated": "#D55E00", "inconclusive": "#E69F00",
+          "no solution": "#7F7F7F", "not checked": "#BBBBBB"}  # plot_style.PALETTE's
 
 
 def promises_frame(results: list[dict]):
@@ -120,13 +120,13 @@ def write(run_dir: Path, results: list[dict]) -> list[str]:
     if frame.empty or (frame["kind"] == "none").all():
         return []
     try:
-        fig = plot(frame)
-        (run_dir / "plots").mkdir(parents=True, exist_ok=True)
-        for ext in ("png", "svg"):
-            fig.savefig(run_dir / "plots" / f"promises.{ext}", dpi=120)
-        import matplotlib.pyplot as plt
+        from safeclf.plot_style import figures
 
-        plt.close(fig)
+        with figures():
+            fig = plot(frame)
+            (run_dir / "plots").mkdir(parents=True, exist_ok=True)
+            for ext in ("png", "svg"):
+                fig.savefig(run_dir / "plots" / f"promises.{ext}", dpi=120)
     except Exception as exc:  # a broken plot must not lose the run
         return [f"promises plot: {type(exc).__name__}: {exc}"]
     return []
@@ -174,7 +174,9 @@ def plot(frame):
         op = "≤" if first["sense"] == "<=" else "≥"
         ax.set_yticks(range(len(labels)), labels, fontsize=7)
         ax.set_ylim(len(labels) - 0.5, -0.5)
-        ax.set_title(f"{name}: promised {op} bound (black bar) [kind]", fontsize=8, loc="left")
+        bounds = ", ".join(f"{b:g}" for b in g["bound"].dropna().unique())
+        ax.set_title(f"{name}: promised {op} {bounds} (black bar); each job's estimate and "
+                     "interval, coloured by verdict [kind]", fontsize=8, loc="left")
         ax.tick_params(axis="x", labelsize=7)
     handles = [matplotlib.lines.Line2D([], [], color=c, marker="o", ls="-", ms=3, label=v)
                for v, c in COLORS.items() if v in set(checked["verdict"])]

@@ -25,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from safeclf.errors import SpecError, closest
 
 OPS = ("<=", "<", ">=", ">")
-BUILTIN_PLOT_KEYS = {"bar": ("metric",), "scatter": ("x", "y"), "line": ("x", "y")}
+BUILTIN_PLOT_KEYS = {"bar": ("metric",), "scatter": ("x", "y"), "line": ("x", "y"),
+                     "frontier": ("x", "y"), "seldonian": ("failure", "error")}
 AGGS = ("mean", "median", "min", "max", "std", "count")
 #: A profile's key saying, per full-profile expectation the profile leaves out or replaces,
 #: why (``omitted: {"expect[4]": "needs fairlearn, which CI does not install"}``); it is not
@@ -588,7 +589,7 @@ def check(spec: Spec) -> None:
     for i, d in enumerate(spec.datasets):
         plugin = registry.get_dataset(d.dataset, f"datasets[{i}].dataset")
         plugin.check_params(d.params, f"datasets[{i}].params")
-    plot_kinds = {"bar", "scatter", "line"}
+    plot_kinds = set(BUILTIN_PLOT_KEYS)
     for i, m in enumerate(spec.methods):
         plugin = registry.get_method(m.method, f"methods[{i}].method")
         for point in grid_points(m.params, f"methods[{i}].params"):
@@ -666,8 +667,12 @@ def _check_plot(spec: Spec, i: int, p: PlotEntry) -> None:
             if label not in labels:
                 raise SpecError(f"plots[{i}].{key}[{k}]: no {kind[:-1]} labelled '{label}'"
                                 f"{closest(str(label), labels)}")
+    if p.kind == "seldonian":
+        from safeclf.seldonian import check
+
+        check(spec, i, p)
     bound = extra.get("bound")
-    if p.kind == "bar" and bound is not None and (
+    if p.kind in ("bar", "frontier") and bound is not None and (
             isinstance(bound, bool) or not isinstance(bound, int | float)):
         raise SpecError(f"plots[{i}].bound must be a number, got {bound!r}")
 
