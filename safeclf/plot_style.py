@@ -18,6 +18,7 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#56B4E9", "#CC79A7", "#F
 #: matplotlib rcParams of every safeclf figure.
 STYLE = {
     "axes.grid": True,
+    "axes.axisbelow": True,
     "grid.alpha": 0.3,
     "grid.linewidth": 0.6,
     "axes.spines.top": False,

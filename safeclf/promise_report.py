@@ -208,17 +208,20 @@ def print_table(console, results: list[dict]) -> None:
 
 def compare(run_dirs) -> object:
     """Verdict counts and failure rates of several runs side by side, aligned by dataset,
-    method, parameters and promise."""
+    method, parameters and promise; columns headed by the runs' short names, certified
+    methods marked."""
+    from safeclf.compare import certified, mark_certified, run_labels
     from safeclf.errors import SpecError
     from safeclf.run_folder import load_run, read_table
 
     merged, empty = None, []
-    names = [Path(d).name for d in run_dirs]
+    runs = [load_run(d) for d in run_dirs]  # run folders, said as for compare
+    names = run_labels([(Path(d), spec, manifest)
+                        for d, (spec, manifest, _) in zip(run_dirs, runs)])
     for name, d in zip(names, run_dirs):
-        load_run(d)  # a run folder, said as for compare
         path = Path(d) / "promises.csv"
         if not path.is_file():
-            raise SpecError(f"compare --promises: run '{name}' has no promises.csv")
+            raise SpecError(f"compare --promises: run '{Path(d).name}' has no promises.csv")
         frame = read_table(path)
         if frame.empty:  # every job failed: nothing to set beside the other runs' verdicts
             empty.append(name)
@@ -232,10 +235,12 @@ def compare(run_dirs) -> object:
         merged = s if merged is None else merged.merge(
             s, on=["dataset", "method", "params", "promise", "bound"], how="outer")
     if merged is None:
-        which = f"run '{names[0]}'" if len(names) == 1 else "none of the runs"
+        which = f"run '{Path(run_dirs[0]).name}'" if len(names) == 1 else "none of the runs"
         raise SpecError(f"compare --promises: {which} recorded a promise (no job ended with a "
                         "model; the 'error' column of each run's metrics.csv says why)")
     for name in empty:
         merged[f"{name} verdicts"] = "no job ended with a model"
         merged[f"{name} failure"] = ""
-    return merged
+    runs_cols = [c for c in merged.columns if c.endswith((" verdicts", " failure"))]
+    merged[runs_cols] = merged[runs_cols].fillna("")  # the row is not in that run
+    return mark_certified(merged, certified([spec for spec, _, _ in runs]))
