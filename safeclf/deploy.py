@@ -205,7 +205,7 @@ def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record) -> 
 
 def _refit(spec, d: int, m: int, rows, job: str | None, out: Path, record) -> Deployed:
     from safeclf import models, registry
-    from safeclf.jobs import all_rows_task, job_preprocess, load_dataset, preprocess
+    from safeclf.jobs import all_rows_task, job_preprocess, load_dataset, model_meta, preprocess
     from safeclf.preprocessing import steps
     from safeclf.runner import payloads
     from safeclf.spec import expand
@@ -213,7 +213,10 @@ def _refit(spec, d: int, m: int, rows, job: str | None, out: Path, record) -> De
     jobs = [j for j in expand(spec) if j.dataset_index == d and j.method_index == m]
     chosen = job if job is not None else \
         str(rows.sort_values("seed")["job"].iloc[0])
-    payload = next(p for p in payloads(spec, jobs) if p["job"]["id"] == chosen)
+    payload = next((p for p in payloads(spec, jobs) if p["job"]["id"] == chosen), None)
+    if payload is None:  # the table and the stored spec disagree
+        raise SpecError(f"job '{chosen}' of the metrics table is not a job of the run's "
+                        "spec.yaml; the run folder was edited")
     dentry, mentry, params = payload["dataset"], payload["method"], payload["job"]["params"]
     seed = payload["job"]["seed"]
     how = job_preprocess(dentry, mentry)
@@ -226,26 +229,11 @@ def _refit(spec, d: int, m: int, rows, job: str | None, out: Path, record) -> De
     except SafeclfError as exc:
         raise type(exc)(f"refitting method '{record['method']}' on all rows of "
                         f"'{record['dataset']}': {exc}") from None
-    impute, scale = steps(how)
     record.update(job=chosen, seed=seed, refit=True,
                   why="refitted on all rows with the parameters and preprocessing of the run",
                   rows={name: len(part) for name, part in task.parts().items()
                         if name != "test"})
     out.mkdir(parents=True, exist_ok=True)
-    models.save(out / DEPLOYED, est, task.preprocessor, {
-        "job": dict(payload["job"], id=None), "dataset": dentry,
-        "feature_names": task.info.get("feature_names"), "columns": task.info.get("columns"),
-        "preprocess": {"impute": impute, "scale": scale},
-        "classes": json.loads(json.dumps(getattr(est, "classes_", None), default=_plain)),
-        "promises": [], "certificate": None, "deployment": record})
+    meta = model_meta(est, task, dentry, dict(payload["job"], id=None), how)
+    models.save(out / DEPLOYED, est, task.preprocessor, {**meta, "deployment": record})
     return Deployed(out / DEPLOYED, record)
-
-
-def _plain(value):
-    import numpy as np
-
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return str(value)

@@ -160,21 +160,29 @@ def _plain(value):
     return value
 
 
+def model_meta(est, task: Task, dentry: dict, job: dict, how: Any, promises=None,
+               certificate=None) -> dict[str, Any]:
+    """What using a fitted model needs and what it promises: its job, dataset entry, feature
+    columns and names, the ``preprocess`` step, classes, promises and certificate (the
+    ``models/<job>.json`` of :mod:`safeclf.models`)."""
+    from safeclf.preprocessing import steps
+
+    impute, scale = steps(how)
+    return {"job": job, "dataset": dentry, "feature_names": task.info.get("feature_names"),
+            "preprocess": {"impute": impute, "scale": scale},
+            "columns": task.info.get("columns"),
+            "classes": _plain(getattr(est, "classes_", None)),
+            "promises": promises if promises is not None else [], "certificate": certificate}
+
+
 def _save_model(path, est, task: Task, dentry: dict, job: dict, result: JobResult,
-                preprocess_of=None) -> None:
+                how=None) -> None:
     """Keep the fitted model with what using it needs and what it promises (the promises as
     checked on this job's test data, and the certificate of a certified fit)."""
     from safeclf import models
 
-    from safeclf.preprocessing import steps
-
-    impute, scale = steps(preprocess_of)
-    models.save(path, est, task.preprocessor, {
-        "job": job, "dataset": dentry, "feature_names": task.info.get("feature_names"),
-        "preprocess": {"impute": impute, "scale": scale},
-        "columns": task.info.get("columns"),
-        "classes": _plain(getattr(est, "classes_", None)),
-        "promises": result.promises, "certificate": result.certification})
+    models.save(path, est, task.preprocessor, model_meta(
+        est, task, dentry, job, how, result.promises, result.certification))
 
 
 def run_path(payloads: list[dict[str, Any]]) -> list[JobResult]:
