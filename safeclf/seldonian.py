@@ -126,6 +126,7 @@ def seldonian(frame, p, spec, fig_axes=None):
                f"mean, {confidence:.0%} t interval")
     for ax, title, ylabel in zip(axes, titles, ylabels):
         ax.set_xscale("log")
+        ax.set_xlim(min(ns) / 1.6, max(ns) * 1.6)  # one size alone: not a decade-wide axis
         ax.set_xticks(ns, [f"{v:,}" for v in ns])
         ax.minorticks_off()
         ax.set_xlabel("training rows n")
