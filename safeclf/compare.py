@@ -221,7 +221,7 @@ def compare(run_dirs: list[str | Path], metric: str | None = None,
 SHOWN_PARAMS, VALUE_WIDTH = 3, 24
 
 
-def _short(frame, keys) -> list[str]:
+def _short(frame, keys=None) -> list[str]:
     """``k=v`` for the parameters that differ between rows of the same method (``-`` if none),
     at most :data:`SHOWN_PARAMS` of them, each value cut at :data:`VALUE_WIDTH` characters;
     the full parameters are in each run's metrics table."""

@@ -45,17 +45,19 @@ class Deployed:
     record: dict[str, Any]
 
 
-def _choose(names: list[str], given: str | None, flag: str, what: str) -> str:
+def _choose(names: list[str], given: str | None, flag: str, what: str, whose: str = "") -> str:
+    """``given`` among ``names`` (the only name when none is given); ``what`` names the kind
+    (``method``), ``whose`` what they belong to (`` of method 'svm'``)."""
     if given is None:
         if len(names) == 1:
             return names[0]
-        raise SpecError(f"{flag}: the run has {len(names)} {what}s ({', '.join(names)}); "
+        raise SpecError(f"{flag}: the run has {len(names)} {what}s{whose} ({', '.join(names)}); "
                         f"choose one with {flag}")
     if given not in names:
         from safeclf.errors import closest
 
-        raise SpecError(f"{flag}: no {what} '{given}' in the run ({', '.join(names)})"
-                        f"{closest(given, names)}")
+        raise SpecError(f"{flag}: no {what}{whose} named '{given}' in the run "
+                        f"({', '.join(names)}){closest(given, names)}")
     return given
 
 
@@ -158,7 +160,7 @@ def deploy(run_dir: Path, method: str | None, out: Path, dataset: str | None = N
     method = _choose(labels, method, "--method", "method")
     m = labels.index(method)
     on = [spec.dataset_label(i) for i in range(len(spec.datasets)) if spec.runs_on(m, i)]
-    dataset = _choose(on, dataset, "--dataset", f"dataset of method '{method}'")
+    dataset = _choose(on, dataset, "--dataset", "dataset", f" of method '{method}'")
     d = [spec.dataset_label(i) for i in range(len(spec.datasets))].index(dataset)
     rows = _jobs(table, method, dataset, job)
     record = {"from_run": str(run_dir.resolve()), "method": method, "dataset": dataset,

@@ -52,10 +52,11 @@ def _short(params: str, keys=None, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def summary(frame):
+def summary(frame, short: bool = True):
     """Per (dataset, method, params, promise): kind, bound, mean estimate, the interval (one
     job) or the number of jobs, verdict counts, and the failure rate (share of jobs whose
-    estimate is beyond the bound, a no-solution job counting as not beyond)."""
+    estimate is beyond the bound, a no-solution job counting as not beyond). ``params`` is
+    shortened to the varying ones unless ``short`` is false (it stays JSON)."""
     import pandas as pd
 
     from safeclf.run_folder import varying_by_method
@@ -65,7 +66,8 @@ def summary(frame):
     for key, g in frame.groupby(KEYS, sort=False, dropna=False):
         first = g.iloc[0]
         row = dict(zip(KEYS, key))
-        row["params"] = _short(row["params"], varying[row["method"]]) or "-"
+        if short:
+            row["params"] = _short(row["params"], varying[row["method"]]) or "-"
         if first["kind"] == "none":
             row.update(promise="none", kind="none", bound="", estimate="", interval="",
                        verdicts="no promise", failure_rate="", train_verdicts="", rule="",
@@ -210,7 +212,8 @@ def compare(run_dirs) -> object:
     """Verdict counts and failure rates of several runs side by side, aligned by dataset,
     method, parameters and promise; columns headed by the runs' short names, certified
     methods marked."""
-    from safeclf.compare import certified, mark_certified, run_labels
+    from safeclf.compare import _short as short_params
+    from safeclf.compare import certified, full_params, mark_certified, run_labels
     from safeclf.errors import SpecError
     from safeclf.run_folder import load_run, read_table
 
@@ -218,7 +221,7 @@ def compare(run_dirs) -> object:
     runs = [load_run(d) for d in run_dirs]  # run folders, said as for compare
     names = run_labels([(Path(d), spec, manifest)
                         for d, (spec, manifest, _) in zip(run_dirs, runs)])
-    for name, d in zip(names, run_dirs):
+    for name, d, (spec, _, _) in zip(names, run_dirs, runs):
         path = Path(d) / "promises.csv"
         if not path.is_file():
             raise SpecError(f"compare --promises: run '{Path(d).name}' has no promises.csv")
@@ -226,9 +229,10 @@ def compare(run_dirs) -> object:
         if frame.empty:  # every job failed: nothing to set beside the other runs' verdicts
             empty.append(name)
             continue
+        frame["params"] = full_params(frame, spec)  # rows align on the whole model
         s = summary(frame.assign(
             beyond=lambda f: f["beyond"].map({True: True, False: False, "True": True,
-                                              "False": False})))
+                                              "False": False})), short=False)
         s = s[["dataset", "method", "params", "promise", "bound", "verdicts", "failure_rate"]]
         s = s.rename(columns={"verdicts": f"{name} verdicts",
                               "failure_rate": f"{name} failure"})
@@ -241,6 +245,7 @@ def compare(run_dirs) -> object:
     for name in empty:
         merged[f"{name} verdicts"] = "no job ended with a model"
         merged[f"{name} failure"] = ""
+    merged["params"] = short_params(merged, KEYS)
     runs_cols = [c for c in merged.columns if c.endswith((" verdicts", " failure"))]
     merged[runs_cols] = merged[runs_cols].fillna("")  # the row is not in that run
     return mark_certified(merged, certified([spec for spec, _, _ in runs]))

@@ -79,6 +79,12 @@ def test_compare_promises_uses_the_same_short_names_and_marks(tmp_path, cli):
     certified = table[table["method"].str.startswith("ramp_certified")]
     assert set(certified["method"]) == {"ramp_certified ✓ certified (δ=0.05)"}
     # a row one run does not have is empty there, not NaN
-    only_a = table[table["other 11:30 verdicts"] == ""]
-    assert len(only_a) >= 1 and set(only_a["fair 10:15 verdicts"]) == {"holds 2"}
+    # rows align on the whole model: ramp at κ = 0.8 is in both runs, κ = 0.5 in the first
+    # only, and that row is empty in the second run, not NaN
+    ramp = table[table["method"] == "ramp"].set_index("params")
+    assert len(ramp) == 2 and all(p.startswith("constraints=") for p in ramp.index)
+    both = ramp[ramp["other 11:30 verdicts"] != ""]
+    only_a = ramp[ramp["other 11:30 verdicts"] == ""]
+    assert len(both) == 1 and "kappa=0.8" in both.index[0] and "kappa=0.5" in only_a.index[0]
+    assert set(ramp["fair 10:15 verdicts"]) == {"holds 2"}
     assert "nan" not in result.stdout.lower()
