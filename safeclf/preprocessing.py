@@ -86,14 +86,20 @@ def fit(how: Any, X, where: str, names: list[str] | None = None):
     if scale == "minmax" and sparse:
         raise DataError(f"{where} is sparse and minmax would densify it; use maxabs (or "
                         "standardize, which keeps sparsity)")
+    if not sparse:
+        nan = np.isnan(np.asarray(X, dtype=float))
+
+        def column(c: int) -> str:
+            return f"'{names[c]}'" if names is not None and c < len(names) else str(c)
+
+        if impute is None and nan.any():  # a loader told to keep empty cells (keep_empty)
+            c = int(np.flatnonzero(nan.any(axis=0))[0])
+            raise DataError(f"{where}: feature column {column(c)} has empty cells and preprocess "
+                            f"'{describe(how)}' does not fill them; add impute (preprocess: "
+                            "{impute: median, ...})")
+        empty = np.flatnonzero(nan.all(axis=0)) if impute is not None else []
+        if len(empty):
+            raise DataError(f"{where}: feature column {column(int(empty[0]))} is empty in every "
+                            "training row; nothing to impute it from (drop the column)")
     transformer = build(how, sparse)
-    if transformer is None:
-        return None
-    if impute is not None and not sparse:
-        empty = np.flatnonzero(np.isnan(np.asarray(X, dtype=float)).all(axis=0))
-        if empty.size:
-            c = int(empty[0])
-            column = f"'{names[c]}'" if names is not None and c < len(names) else str(c)
-            raise DataError(f"{where}: feature column {column} is empty in every training row; "
-                            "nothing to impute it from (drop the column)")
-    return transformer.fit(X)
+    return None if transformer is None else transformer.fit(X)

@@ -329,3 +329,25 @@ def test_spec_refuses_an_unknown_imputation(tmp_path, cli):
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "datasets[0].preprocess.impute must be 'median', 'mean' or 'most_frequent', got " \
         "'mode'" in result.stderr
+
+
+@pytest.mark.parametrize("case,preprocess,params,fragment", [
+    ("keep-empty-without-impute", "standardize", ", keep_empty: true",
+     "feature column 'a' has empty cells and preprocess 'standardize' does not fill them"),
+    ("a-column-never-filled", "{impute: mean}", "",
+     "feature column 'a' is empty in every training row; nothing to impute it from"),
+])
+def test_imputation_that_cannot_work_is_one_line_before_running(case, preprocess, params,
+                                                                fragment, tmp_path, cli):
+    frame = _csv()
+    if case == "a-column-never-filled":
+        frame["a"] = np.nan
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    text = SPEC.format(preprocess=preprocess).replace("privileged: M}",
+                                                      "privileged: M" + params + "}")
+    (tmp_path / "spec.yaml").write_text(text)
+    result = cli("run", tmp_path / "spec.yaml", "--out", tmp_path / "runs")
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and fragment in lines[0], lines
+    assert not (tmp_path / "runs").exists()
