@@ -43,6 +43,8 @@ class Deployed:
 
     path: Path
     record: dict[str, Any]
+    #: whether ``safeclf predict`` reads new rows for it (a ``csv`` dataset's model)
+    predictable: bool = True
 
 
 def _choose(names: list[str], given: str | None, flag: str, what: str, whose: str = "") -> str:
@@ -202,7 +204,7 @@ def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record) -> 
     meta["deployment"] = record
     atomic_write((out / DEPLOYED).with_suffix(".json"),
                  json.dumps(meta, indent=2, default=str) + "\n")
-    return Deployed(out / DEPLOYED, record)
+    return Deployed(out / DEPLOYED, record, meta["dataset"].get("dataset") == "csv")
 
 
 def _refit(spec, d: int, m: int, rows, job: str | None, out: Path, record) -> Deployed:
@@ -238,4 +240,4 @@ def _refit(spec, d: int, m: int, rows, job: str | None, out: Path, record) -> De
     out.mkdir(parents=True, exist_ok=True)
     meta = model_meta(est, task, dentry, dict(payload["job"], id=None), how)
     models.save(out / DEPLOYED, est, task.preprocessor, {**meta, "deployment": record})
-    return Deployed(out / DEPLOYED, record)
+    return Deployed(out / DEPLOYED, record, dentry["dataset"] == "csv")

@@ -112,7 +112,8 @@ def load(path: Path):
 
 def read_meta(meta_path: Path) -> dict[str, Any]:
     """The metadata beside a model, checked: present, JSON, this format, the keys
-    :func:`predict_file` needs with their types."""
+    :func:`predict_file` needs with their types (whatever the dataset; predict itself reads
+    rows for ``csv`` datasets only)."""
     where = f"model metadata '{meta_path}'"
     if not meta_path.is_file():
         raise SpecError(f"{where} is missing; the model cannot be used without it (re-run the "
@@ -130,9 +131,6 @@ def read_meta(meta_path: Path) -> dict[str, Any]:
     for key, kind in _META_TYPES.items():
         if not isinstance(meta.get(key), kind):
             raise SpecError(f"{where}: '{key}' is missing or not a {kind.__name__}")
-    if meta["dataset"].get("dataset") != "csv":
-        raise SpecError(f"--job: the job's dataset is '{meta['dataset'].get('dataset')}'; "
-                        "predict reads new rows for csv datasets only")
     for key in ("feature_names", "columns"):
         value = meta.get(key)
         if not (isinstance(value, list) and all(isinstance(c, str) for c in value)) \
@@ -243,6 +241,10 @@ def predict_file(folder: Path, job: str | None, data: Path, out: Path,
             raise SpecError("--bad-rows: give another file than --out")
     path, meta_path = model_files(folder, job)
     meta = read_meta(meta_path)
+    if meta["dataset"].get("dataset") != "csv":
+        raise SpecError(f"{'--job: the job' if job else 'the model'}'s dataset is "
+                        f"'{meta['dataset'].get('dataset')}'; predict reads new rows for csv "
+                        "datasets only")
     pipeline = load(path)
     _check_model_matches(pipeline, meta, path)
     require_file(data, "--data")

@@ -55,6 +55,13 @@ def test_run_returns_the_cli_tables(cli, tmp_path):
     assert promises.loc["ramp_certified", "kind"].unique().tolist() == ["high_confidence"]
     assert set(promises.loc["ramp_certified", "verdict"]) == {"holds"}
     assert (r.path / "plots" / "frontier.png").is_file()
+    # ... and its certified model is the one to deploy, as the run saved it
+    deployed = cli("deploy", r.path, "--method", "ramp_certified", "--out", tmp_path / "model")
+    assert deployed.exit_code == 0 and "void its certificate" in deployed.stdout
+    job = r.metrics.query("method == 'ramp_certified' and status == 'ok'").sort_values(
+        "seed")["job"].iloc[0]
+    assert (tmp_path / "model" / "model.skops").read_bytes() == \
+        (r.path / "models" / f"{job}.skops").read_bytes()
 
 
 def test_run_takes_a_dict_or_a_spec_with_profile_and_overrides(tmp_path):
