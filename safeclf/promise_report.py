@@ -177,13 +177,14 @@ def plot(frame):
         ax.set_yticks(range(len(labels)), labels, fontsize=7)
         ax.set_ylim(len(labels) - 0.5, -0.5)
         bounds = ", ".join(f"{b:g}" for b in g["bound"].dropna().unique())
-        ax.set_title(f"{name}: promised {op} {bounds} (black bar); each job's estimate and "
-                     "interval, coloured by verdict [kind]", fontsize=8, loc="left")
+        ax.set_title(f"{name}: promised {op} {bounds} (black bar) [kind]", fontsize=8,
+                     loc="left")
         ax.tick_params(axis="x", labelsize=7)
     handles = [matplotlib.lines.Line2D([], [], color=c, marker="o", ls="-", ms=3, label=v)
                for v, c in COLORS.items() if v in set(checked["verdict"])]
     axes[0, 0].legend(handles=handles, fontsize=6, loc="best")
-    axes[-1, 0].set_xlabel("test estimate and interval at the spec's confidence", fontsize=8)
+    axes[-1, 0].set_xlabel("each job's test estimate and interval at the spec's confidence, "
+                           "coloured by verdict", fontsize=8)
     fig.tight_layout()
     return fig
 
