@@ -230,20 +230,71 @@ def compare(
 
 @app.command()
 def predict(
-    run_dir: Path = typer.Argument(..., help="A run folder made with save_models: true."),
-    job: str = typer.Option(..., "--job", help="The job id (metrics.csv's 'job' column)."),
+    run_dir: Path = typer.Argument(..., help="A run folder made with save_models: true (with "
+                                             "--job), or a folder written by safeclf deploy."),
+    job: str | None = typer.Option(None, "--job", help="The job id (metrics.csv's 'job' "
+                                                       "column); not for a deployed model."),
     data: Path = typer.Option(..., "--data", help="A CSV with the training data's columns."),
     out: Path = typer.Option(..., "--out", help="The CSV to write: the rows plus predictions."),
+    skip_bad_rows: bool = typer.Option(
+        False, "--skip-bad-rows", help="Score the rows the model can take and report the others "
+                                       "(line, column, why) instead of refusing the batch."),
+    bad_rows: Path | None = typer.Option(
+        None, "--bad-rows", help="With --skip-bad-rows: write the report there (CSV) instead of "
+                                 "on stderr."),
 ):
-    """Apply a saved model, with the preprocessing fitted in its job, to new rows."""
+    """Apply a saved model, with the preprocessing (imputation, scaling) fitted with it, to new
+    rows."""
 
     def _predict():
         from safeclf.models import predict_file
 
-        n = predict_file(run_dir, job, data, out)
-        typer.echo(f"{n} predictions written to {out}")
+        done = predict_file(run_dir, job, data, out, skip_bad_rows, bad_rows)
+        typer.echo(f"{done.scored} predictions written to {out}")
+        if len(done.bad):
+            from safeclf.console import print_bad_rows
+
+            rows = done.bad["line"].nunique()
+            where = f"listed in {bad_rows}" if bad_rows is not None else "below"
+            err = _console(stderr=True)
+            err.print(f"{rows} row(s) skipped, {len(done.bad)} problem(s) {where}",
+                      markup=False)
+            if bad_rows is None:
+                print_bad_rows(err, done.bad)
 
     _guard(_predict)
+
+
+@app.command()
+def deploy(
+    run_dir: Path = typer.Argument(..., help="A finished run folder."),
+    method: str | None = typer.Option(None, "--method", help="The method's label in the run "
+                                                             "(needed when it has several)."),
+    out: Path = typer.Option(..., "--out", help="A new folder: receives model.skops and "
+                                                "model.json."),
+    dataset: str | None = typer.Option(None, "--dataset", help="The dataset's label (needed "
+                                                               "when the method ran on several)."),
+    job: str | None = typer.Option(None, "--job", help="A job of the parameter point to use "
+                                                       "(a grid); certified: the model to copy."),
+):
+    """Write the one model to deploy: an uncertified method refitted on all rows with the run's
+    parameters and preprocessing; a certified one copied as the run saved it (refitting would
+    void its certificate)."""
+
+    def _deploy():
+        from safeclf.deploy import deploy as write
+
+        done = write(run_dir, method, out, dataset, job)
+        r = done.record
+        how = ("refitted on all rows" + "".join(f", {k} {v}" for k, v in r["rows"].items())
+               if r["refit"] else f"not refitted: {r['why']}")
+        typer.echo(f"{r['method']} on {r['dataset']} (job {r['job']}, seed {r['seed']}): {how}")
+        use = (f"use it with: safeclf predict {out} --data NEW.csv --out PREDICTIONS.csv"
+               if done.predictable else "load it in Python with safeclf.models.load (safeclf "
+               "predict reads new rows for models of csv datasets)")
+        typer.echo(f"model written to {done.path}; {use}")
+
+    _guard(_deploy)
 
 
 @app.command()

@@ -7,8 +7,10 @@ parameters are added to the alignment and a note says so. Each run is a column w
 its standard deviation and ``n`` (jobs with a value); each later run has ``Δ`` (run − first
 run) and, where both runs hold the same seeds (and folds), a paired t-test over them
 (``scipy.stats.ttest_rel``); where the seeds differ no test is made and the row is flagged.
-Runs are labelled ``<name> <HH:MM>`` (``#2`` ... if two labels coincide) and the folders listed
-in a footnote.
+Runs are labelled by their short names, ``<name> <HH:MM>`` (``#2`` ... if two labels
+coincide), and the folders listed in a footnote. A method a run certifies is marked
+(``ramp_certified ✓ certified (δ=0.05)``); long parameter lists are abbreviated (a few
+parameters, each value cut, ``…``).
 """
 
 from __future__ import annotations
@@ -47,6 +49,43 @@ def run_label(run_dir: Path, spec: dict, manifest: dict) -> str:
     if "T" in start:
         return f"{name} {start.split('T')[1][:5]}"
     return run_dir.name
+
+
+def run_labels(loaded: list[tuple[Path, dict, dict]]) -> list[str]:
+    """:func:`run_label` of each ``(folder, spec, manifest)``, ``#2`` ... added where two
+    coincide: the short names both comparisons head their columns with."""
+    labels, seen = [], {}
+    for d, spec, manifest in loaded:
+        label = run_label(d, spec, manifest)
+        seen[label] = seen.get(label, 0) + 1
+        labels.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+    return labels
+
+
+def certified(specs: list[dict]) -> dict[str, str]:
+    """Method label -> ``certified (δ=…)`` for the methods any of ``specs`` certifies (with
+    the runs that do when not all of them do)."""
+    found: dict[str, list] = {}
+    for k, spec in enumerate(specs):
+        for m in spec.get("methods") or []:
+            if isinstance(m, dict) and isinstance(m.get("certify"), dict):
+                found.setdefault(m.get("name") or m.get("method"), []).append(
+                    (k, m["certify"].get("delta")))
+    out = {}
+    for label, runs in found.items():
+        deltas = ", ".join(dict.fromkeys(f"δ={d:g}" if isinstance(d, int | float) else "δ=?"
+                                         for _, d in runs))
+        where = "" if len(runs) == len(specs) else \
+            " in " + ", ".join(f"[{k + 1}]" for k, _ in runs)
+        out[label] = f"certified ({deltas}){where}"
+    return out
+
+
+def mark_certified(frame, marks: dict[str, str]):
+    """``frame``'s method column with each certified method marked."""
+    if "method" in frame and marks:
+        frame["method"] = [f"{m} ✓ {marks[m]}" if m in marks else m for m in frame["method"]]
+    return frame
 
 
 def full_params(table, spec: dict):
@@ -88,17 +127,15 @@ def compare(run_dirs: list[str | Path], metric: str | None = None,
 
     if not run_dirs:
         raise SpecError("compare: give at least one run folder")
-    loaded = []
+    loaded, specs = [], []
     for d in run_dirs:
         spec, manifest, table = load_run(d)
         table = table.copy()
         table["params"] = full_params(table, spec)
-        loaded.append((Path(d), run_label(Path(d), spec, manifest), table))
-    labels, seen = [], {}
-    for _, label, _ in loaded:
-        seen[label] = seen.get(label, 0) + 1
-        labels.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
-    tables = [t for _, _, t in loaded]
+        loaded.append((Path(d), spec, manifest, table))
+        specs.append(spec)
+    labels = run_labels([(d, spec, manifest) for d, spec, manifest, _ in loaded])
+    tables = [t for *_, t in loaded]
     available = sorted(set().union(*(metric_columns(t) for t in tables)))
     if not available:
         raise SpecError(f"compare: no job of {'this run' if len(tables) == 1 else 'these runs'} "
@@ -169,27 +206,36 @@ def compare(run_dirs: list[str | Path], metric: str | None = None,
     frame = frame[[c for c in frame.columns if not (c.startswith("note ") and not frame[c].any())]]
     if "params" in keys and not frame.empty:
         frame["params"] = _short(frame, keys)
+    if not frame.empty:
+        frame = mark_certified(frame, certified(specs))
     if len(labels) > 1:
         notes.append(f"p: {TEST}; none where the runs' seeds differ")
     if flagged:
         notes.append("'seeds differ': the two runs do not hold the same seeds for this row, so "
                      "Δ compares unpaired means")
-    folders = [str(p) for p, _, _ in loaded]
+    folders = [str(p) for p, *_ in loaded]
     return Comparison(frame, metric, labels, folders, keys, notes)
 
 
-def _short(frame, keys) -> list[str]:
-    """``k=v`` for the parameters that differ between rows of the same method (``-`` if none);
+#: Parameters shown per row, and the width of each value, before ``…`` abbreviates them.
+SHOWN_PARAMS, VALUE_WIDTH = 3, 24
+
+
+def _short(frame, keys=None) -> list[str]:
+    """``k=v`` for the parameters that differ between rows of the same method (``-`` if none),
+    at most :data:`SHOWN_PARAMS` of them, each value cut at :data:`VALUE_WIDTH` characters;
     the full parameters are in each run's metrics table."""
-    from safeclf.run_folder import varying_keys
+    from safeclf.run_folder import _short_params, varying_keys
 
     shown = []
     varying = {m: varying_keys(g["params"]) for m, g in frame.groupby("method", sort=False)} \
         if "method" in frame else {None: varying_keys(frame["params"])}
     for _, r in frame.iterrows():
-        params = json.loads(r["params"])
         ks = varying.get(r.get("method"), varying.get(None, []))
-        shown.append(", ".join(f"{k}={params.get(k)}" for k in ks) or "-")
+        text = _short_params(r["params"], ks[:SHOWN_PARAMS], VALUE_WIDTH)
+        if len(ks) > SHOWN_PARAMS:
+            text += f", … (+{len(ks) - SHOWN_PARAMS} more)"
+        shown.append(text)
     return shown
 
 

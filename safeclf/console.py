@@ -102,3 +102,19 @@ def print_datasets(console) -> None:
 
     _print_plugins(console, "Dataset loaders", "dataset", registry.dataset_names(),
                    registry.get_dataset, lambda p: p.provides)
+
+
+#: Bad rows printed on the terminal; a longer list is cut (--bad-rows writes them all).
+BAD_ROWS_SHOWN = 20
+
+
+def print_bad_rows(console, bad) -> None:
+    """The problems of the rows ``safeclf predict --skip-bad-rows`` skipped (line, column,
+    value, reason), the first :data:`BAD_ROWS_SHOWN` of them."""
+    table = _table("skipped rows", ["line", "column", "value", "reason"])
+    for row in bad.head(BAD_ROWS_SHOWN).itertuples(index=False):
+        table.add_row(*_cells(str(row.line), str(row.column), str(row.value), str(row.reason)))
+    console.print(table)
+    if len(bad) > BAD_ROWS_SHOWN:
+        console.print(f"... and {len(bad) - BAD_ROWS_SHOWN} more (write them all with "
+                      "--bad-rows FILE)", markup=False)

@@ -31,9 +31,22 @@ def _load_cached(name: str, params_json: str) -> Dataset:
     return registry.get_dataset(name).load(**json.loads(params_json))
 
 
-def load_dataset(entry: dict) -> Dataset:
-    """The dataset of a spec entry, cached per process (workers reuse it across jobs)."""
-    return _load_cached(entry["dataset"], json.dumps(entry.get("params") or {}, sort_keys=True))
+def load_dataset(entry: dict, preprocess: Any = None) -> Dataset:
+    """The dataset of a spec entry, cached per process (workers reuse it across jobs). When
+    the ``preprocess`` step the job applies imputes, a loader with a ``keep_empty`` parameter
+    (``csv``) keeps empty numeric cells as NaN for it."""
+    from safeclf import preprocessing, registry
+
+    params = dict(entry.get("params") or {})
+    if preprocessing.imputes(preprocess) and "keep_empty" in registry.get_dataset(
+            entry["dataset"]).defaults():
+        params["keep_empty"] = True
+    return _load_cached(entry["dataset"], json.dumps(params, sort_keys=True))
+
+
+def job_preprocess(dentry: dict, mentry: dict):
+    """The ``preprocess`` step of a job: its method entry's, else its dataset entry's."""
+    return mentry.get("preprocess") or dentry.get("preprocess")
 
 
 def split_task(ds: Dataset, entry: dict, seed: int, fold: int | None) -> Task:
@@ -60,13 +73,24 @@ def split_task(ds: Dataset, entry: dict, seed: int, fold: int | None) -> Task:
             train_idx, _ = train_test_split(
                 train_idx, train_size=split["train_rows"], random_state=seed + 15485863,
                 stratify=ds.y[train_idx] if stratify else None)
-        cal_idx = None
-        if split.get("calibration"):
-            train_idx, cal_idx = train_test_split(
-                train_idx, test_size=split["calibration"], random_state=seed + 7919,
-                stratify=ds.y[train_idx] if stratify else None)
+        train_idx, cal_idx = _calibration(ds, split, train_idx, seed)
     except ValueError as exc:
         raise DataError(f"dataset '{label}' cannot be split as asked: {str(exc).splitlines()[0]}") from None
+    return _task(ds, label, train_idx, test_idx, cal_idx, seed)
+
+
+def _calibration(ds: Dataset, split: dict, train_idx, seed: int):
+    """``(train, cal)`` positions: the split's ``calibration`` share of ``train_idx`` held
+    back (``cal`` is ``None`` without one)."""
+    from sklearn.model_selection import train_test_split
+
+    if not split.get("calibration"):
+        return train_idx, None
+    return train_test_split(train_idx, test_size=split["calibration"], random_state=seed + 7919,
+                            stratify=ds.y[train_idx] if split.get("stratify", True) else None)
+
+
+def _task(ds: Dataset, label: str, train_idx, test_idx, cal_idx, seed: int) -> Task:
     everything = ds.all
     task = Task(dataset=label, train=everything.take(train_idx), test=everything.take(test_idx),
                 cal=None if cal_idx is None else everything.take(cal_idx), info=ds.info, seed=seed)
@@ -75,22 +99,31 @@ def split_task(ds: Dataset, entry: dict, seed: int, fold: int | None) -> Task:
     return task
 
 
-def preprocess(task: Task, how: str) -> Task:
-    """Fit a scaler on the training part and apply it to every part."""
-    if how in (None, "none"):
-        return task
-    from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
+def all_rows_task(ds: Dataset, entry: dict, seed: int) -> Task:
+    """Every row of ``ds`` for training (a model to deploy): no test part, and the entry's
+    ``calibration`` share held back as a job holds it back (``train_rows`` is not applied)."""
+    label = entry.get("name") or entry["dataset"]
+    idx = np.arange(ds.n_samples)
+    try:
+        train_idx, cal_idx = _calibration(ds, entry["split"], idx, seed)
+    except ValueError as exc:
+        raise DataError(f"dataset '{label}' cannot be split as asked: {str(exc).splitlines()[0]}") from None
+    return _task(ds, label, train_idx, idx[:0], cal_idx, seed)
 
-    sparse = hasattr(task.train.X, "tocsr")
-    if how == "minmax" and sparse:
-        raise DataError(f"dataset '{task.dataset}' is sparse and minmax would densify it; "
-                        "use maxabs (or standardize, which keeps sparsity)")
-    scaler = {"standardize": StandardScaler(with_mean=not sparse), "minmax": MinMaxScaler(),
-              "maxabs": MaxAbsScaler()}[how]
-    scaler.fit(task.train.X)
+
+def preprocess(task: Task, how: Any) -> Task:
+    """Fit the ``how`` step (impute, then scale: :mod:`safeclf.preprocessing`) on the
+    training part and apply it to every part."""
+    from safeclf import preprocessing
+
+    transformer = preprocessing.fit(how, task.train.X, f"dataset '{task.dataset}'",
+                                    task.info.get("feature_names"))
+    if transformer is None:
+        return task
     for part in task.parts().values():
-        part.X = scaler.transform(part.X)
-    task.preprocessor = scaler
+        if len(part):
+            part.X = transformer.transform(part.X)
+    task.preprocessor = transformer
     return task
 
 
@@ -127,16 +160,29 @@ def _plain(value):
     return value
 
 
-def _save_model(path, est, task: Task, dentry: dict, job: dict, result: JobResult) -> None:
+def model_meta(est, task: Task, dentry: dict, job: dict, how: Any, promises=None,
+               certificate=None) -> dict[str, Any]:
+    """What using a fitted model needs and what it promises: its job, dataset entry, feature
+    columns and names, the ``preprocess`` step, classes, promises and certificate (the
+    ``models/<job>.json`` of :mod:`safeclf.models`)."""
+    from safeclf.preprocessing import steps
+
+    impute, scale = steps(how)
+    return {"job": job, "dataset": dentry, "feature_names": task.info.get("feature_names"),
+            "preprocess": {"impute": impute, "scale": scale},
+            "columns": task.info.get("columns"),
+            "classes": _plain(getattr(est, "classes_", None)),
+            "promises": promises if promises is not None else [], "certificate": certificate}
+
+
+def _save_model(path, est, task: Task, dentry: dict, job: dict, result: JobResult,
+                how=None) -> None:
     """Keep the fitted model with what using it needs and what it promises (the promises as
     checked on this job's test data, and the certificate of a certified fit)."""
     from safeclf import models
 
-    models.save(path, est, task.preprocessor, {
-        "job": job, "dataset": dentry, "feature_names": task.info.get("feature_names"),
-        "columns": task.info.get("columns"),
-        "classes": _plain(getattr(est, "classes_", None)),
-        "promises": result.promises, "certificate": result.certification})
+    models.save(path, est, task.preprocessor, model_meta(
+        est, task, dentry, job, how, result.promises, result.certification))
 
 
 def run_path(payloads: list[dict[str, Any]]) -> list[JobResult]:
@@ -177,8 +223,9 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             plugin = registry.get_method(mentry["method"])
-            task = split_task(load_dataset(dentry), dentry, job["seed"], job["fold"])
-            task = preprocess(task, mentry.get("preprocess") or dentry.get("preprocess"))
+            how = job_preprocess(dentry, mentry)
+            task = split_task(load_dataset(dentry, how), dentry, job["seed"], job["fold"])
+            task = preprocess(task, how)
             result.sizes = {k: len(p) for k, p in task.parts().items()}
             t0 = time.perf_counter()
             certify = mentry.get("certify")
@@ -236,7 +283,7 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
             result.metrics = _plain(metrics)
             result.details = _plain(report.details)
             if payload.get("model_path"):
-                _save_model(Path(payload["model_path"]), est, task, dentry, job, result)
+                _save_model(Path(payload["model_path"]), est, task, dentry, job, result, how)
     except SafeclfError as exc:
         result.fail(str(exc))
     except Exception as exc:  # a job's bug must not stop the run; keep the evidence

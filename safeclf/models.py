@@ -9,18 +9,22 @@ writes is checked the same way before it is kept, so what is saved can be loaded
 
 ``models/<job>.json`` beside it records what is needed to use the model and what it promises:
 the format and safeclf version, the estimator's class, the dataset entry, the feature columns
-and the feature names after encoding (one-hot categories), the classes, the job's promises as
-checked on its test data, and its certificate when the job was certified.
+and the feature names after encoding (one-hot categories), the ``preprocess`` step (impute,
+scale), the classes, the job's promises as checked on its test data, and its certificate when
+the job was certified. ``safeclf deploy`` (:mod:`safeclf.deploy`) writes the same pair as
+``model.skops`` and ``model.json`` in a folder of its own.
 
 :func:`predict_file` reads a CSV, encodes it as the job's ``csv`` dataset was encoded (one-hot
-columns re-aligned to the training ones), and writes the predictions (and scores or
-probabilities where the model has them); a row it cannot encode is named by its line and
-column.
+columns re-aligned to the training ones; empty numeric cells left to the model's imputer when
+it has one), and writes the predictions (and scores or probabilities where the model has them);
+a row it cannot encode is named by its line and column, and stops the batch unless bad rows
+are to be skipped and reported (:mod:`safeclf.new_rows`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +34,9 @@ from safeclf.errors import DataError, SpecError
 
 #: The version of the ``models/<job>.json`` layout this safeclf writes and reads.
 MODEL_FORMAT = 1
+
+#: The model file of a folder written by ``safeclf deploy`` (its metadata: ``model.json``).
+DEPLOYED = "model.skops"
 
 #: Keys of the metadata and the types they must have.
 _META_TYPES = {"format": int, "safeclf_version": str, "estimator": str, "dataset": dict}
@@ -105,7 +112,8 @@ def load(path: Path):
 
 def read_meta(meta_path: Path) -> dict[str, Any]:
     """The metadata beside a model, checked: present, JSON, this format, the keys
-    :func:`predict_file` needs with their types."""
+    :func:`predict_file` needs with their types (whatever the dataset; predict itself reads
+    rows for ``csv`` datasets only)."""
     where = f"model metadata '{meta_path}'"
     if not meta_path.is_file():
         raise SpecError(f"{where} is missing; the model cannot be used without it (re-run the "
@@ -123,9 +131,6 @@ def read_meta(meta_path: Path) -> dict[str, Any]:
     for key, kind in _META_TYPES.items():
         if not isinstance(meta.get(key), kind):
             raise SpecError(f"{where}: '{key}' is missing or not a {kind.__name__}")
-    if meta["dataset"].get("dataset") != "csv":
-        raise SpecError(f"--job: the job's dataset is '{meta['dataset'].get('dataset')}'; "
-                        "predict reads new rows for csv datasets only")
     for key in ("feature_names", "columns"):
         value = meta.get(key)
         if not (isinstance(value, list) and all(isinstance(c, str) for c in value)) \
@@ -146,95 +151,100 @@ def _check_model_matches(pipeline, meta: dict[str, Any], path: Path) -> None:
                         f"{len(meta['feature_names'])}; the two files do not belong together")
 
 
-def _line(index) -> int:
-    """The CSV line of a data row (line 1 is the header)."""
-    return int(index) + 2
-
-
-def _first_bad(mask, frame, where: str, what) -> None:
-    """Raise naming the first cell of ``mask`` (a boolean frame over some of ``frame``'s
-    columns): its column, its CSV line, and ``what(column, value)`` said of it."""
-    if mask.empty or not mask.to_numpy().any():
-        return
-    rows = np.flatnonzero(mask.to_numpy().any(axis=1))
-    col = mask.columns[int(np.flatnonzero(mask.iloc[rows[0]].to_numpy())[0])]
-    value = frame[col].iloc[rows[0]]
-    more = f" ({len(rows)} rows in all)" if len(rows) > 1 else ""
-    raise DataError(f"{where}: column '{col}' at line {_line(frame.index[rows[0]])} "
-                    f"{what(col, value)}{more}")
-
-
-def _features(frame, meta: dict[str, Any], where: str):
-    """The new rows encoded like the job's training data."""
-    import pandas as pd
-
-    params = meta["dataset"].get("params") or {}
-    names = meta["feature_names"]
-    drop = [c for c in (params.get("target"), params.get("group")) if c and c in frame.columns]
-    cols = meta.get("columns") or params.get("features") or [c for c in frame.columns
-                                                            if c not in drop]
-    missing = [c for c in cols if c not in frame.columns]
-    if missing:
-        raise DataError(f"{where}: column '{missing[0]}' used in training is missing "
-                        f"(columns: {list(frame.columns)})")
-    X = frame[cols]
-    _first_bad(X.isna(), frame, where, lambda c, v: "is empty")
-    numeric = [c for c in cols if c in names]  # encoded as themselves in training
-    as_numbers = X[numeric].apply(pd.to_numeric, errors="coerce")
-    _first_bad(as_numbers.isna(), frame, where, lambda c, v: f"holds {str(v)[:40]!r}, not a number")
-    _first_bad(~np.isfinite(as_numbers.astype(float)), frame, where, lambda c, v: f"holds {v}")
-    if params.get("one_hot", True):
-        categorical = [c for c in cols if c not in names]
-        unseen = pd.DataFrame({c: ~X[c].astype(str).radd(f"{c}_").isin(names)
-                               for c in categorical}, index=X.index)
-
-        def _unseen(col, value):
-            seen = [n.removeprefix(f"{col}_") for n in names if n.startswith(f"{col}_")]
-            return (f"holds {str(value)[:40]!r}, a category not seen in training (seen: "
-                    f"{', '.join(seen[:8])}{', ...' if len(seen) > 8 else ''})")
-
-        _first_bad(unseen, frame, where, _unseen)
-        X = pd.get_dummies(X, dtype=float)
-    X = X.reindex(columns=names, fill_value=0.0)
-    return X.to_numpy(dtype=float)
-
-
-def _check_out(out: Path) -> None:
-    """``--out`` can be written: not a folder, in a folder that exists and is writable."""
+def _check_out(out: Path, flag: str = "--out") -> None:
+    """``out`` can be written: not a folder, in a folder that exists and is writable."""
     import os
 
     from safeclf.paths import what_is
 
     kind = what_is(out)
     if kind not in ("missing", "a regular file"):
-        raise SpecError(f"--out '{out}' is {kind}; give the path of a CSV file to write")
+        raise SpecError(f"{flag} '{out}' is {kind}; give the path of a CSV file to write")
     parent = Path(out).parent
     if what_is(parent) != "a folder":
-        raise SpecError(f"--out: folder '{parent}' does not exist")
+        raise SpecError(f"{flag}: folder '{parent}' does not exist")
     if not os.access(parent, os.W_OK | os.X_OK) or (kind == "a regular file"
                                                      and not os.access(out, os.W_OK)):
-        raise SpecError(f"--out '{out}' cannot be written: permission denied")
+        raise SpecError(f"{flag} '{out}' cannot be written: permission denied")
 
 
-def predict_file(run_dir: Path, job: str, data: Path, out: Path) -> int:
-    """Apply job ``job`` of ``run_dir`` to the rows of ``data``; write ``out`` (CSV: the input
-    columns plus ``prediction`` and, where available, ``score`` or ``proba_<class>``).
-    Returns the number of rows."""
+def model_files(folder: Path, job: str | None) -> tuple[Path, Path]:
+    """The model and metadata files of ``job`` in run folder ``folder``, or, without a job, of
+    the deployed model in ``folder`` (written by ``safeclf deploy``)."""
+    folder = Path(folder)
+    if job is None:
+        path = folder / DEPLOYED
+        if path.is_file():
+            return path, path.with_suffix(".json")
+        saved = sorted(p.stem for p in (folder / "models").glob("*.skops")) \
+            if (folder / "models").is_dir() else []
+        raise SpecError(f"'{folder}' holds no deployed model ({DEPLOYED}); give --job, the job "
+                        "of a model saved in a run folder, or a folder written by safeclf "
+                        "deploy" + (f" (saved: {', '.join(saved[:8])})" if saved else ""))
+    path, meta_path = model_paths(folder, job)
+    if not path.is_file():
+        saved = sorted(p.stem for p in (folder / "models").glob("*.skops")) \
+            if (folder / "models").is_dir() else []
+        raise SpecError(f"--job: no saved model for job '{job}' in '{folder}'"
+                        + (f" (saved: {', '.join(saved[:8])})" if saved else
+                           " (the run saved no models; set save_models: true)"))
+    return path, meta_path
+
+
+@dataclass
+class Predicted:
+    """What :func:`predict_file` did: rows scored, and the problems of the rows skipped
+    (a DataFrame with columns line, column, value, reason; empty when none was)."""
+
+    scored: int
+    bad: Any
+
+
+def predict_file(folder: Path, job: str | None, data: Path, out: Path,
+                 skip_bad_rows: bool = False, bad_rows: Path | None = None) -> Predicted:
+    """Apply a saved model to the rows of ``data`` and write ``out``.
+
+    Parameters
+    ----------
+    folder : Path
+        A run folder (with ``job``) or a folder written by ``safeclf deploy`` (``job`` None).
+    job : str or None
+        The job whose model to use.
+    data : Path
+        A CSV with the training data's feature columns.
+    out : Path
+        The CSV to write: the input columns plus ``prediction`` and, where available,
+        ``score`` or ``proba_<class>``.
+    skip_bad_rows : bool
+        Score the rows the model can take and report the others, instead of refusing the
+        batch at the first bad cell.
+    bad_rows : Path, optional
+        With ``skip_bad_rows``: write the problems there (CSV: line, column, value, reason).
+
+    Returns
+    -------
+    Predicted
+        The number of rows scored and the table of problems.
+    """
     import pandas as pd
 
+    from safeclf.new_rows import encode
     from safeclf.paths import require_file
     from safeclf.run_folder import atomic_write
 
-    run_dir = Path(run_dir)
     _check_out(Path(out))
-    path, meta_path = model_paths(run_dir, job)
-    if not path.is_file():
-        saved = sorted(p.stem for p in (run_dir / "models").glob("*.skops")) \
-            if (run_dir / "models").is_dir() else []
-        raise SpecError(f"--job: no saved model for job '{job}' in '{run_dir}'"
-                        + (f" (saved: {', '.join(saved[:8])})" if saved else
-                           " (the run saved no models; set save_models: true)"))
+    if bad_rows is not None:
+        if not skip_bad_rows:
+            raise SpecError("--bad-rows: the bad rows are listed only with --skip-bad-rows")
+        _check_out(Path(bad_rows), "--bad-rows")
+        if Path(bad_rows).resolve() == Path(out).resolve():
+            raise SpecError("--bad-rows: give another file than --out")
+    path, meta_path = model_files(folder, job)
     meta = read_meta(meta_path)
+    if meta["dataset"].get("dataset") != "csv":
+        raise SpecError(f"{'--job: the job' if job else 'the model'}'s dataset is "
+                        f"'{meta['dataset'].get('dataset')}'; predict reads new rows for csv "
+                        "datasets only")
     pipeline = load(path)
     _check_model_matches(pipeline, meta, path)
     require_file(data, "--data")
@@ -244,8 +254,14 @@ def predict_file(run_dir: Path, job: str, data: Path, out: Path) -> int:
         raise DataError(f"--data: cannot read '{data}': {str(exc).splitlines()[0]}") from None
     if frame.empty:
         raise DataError(f"--data: '{data}' has no rows")
-    X = _features(frame, meta, f"--data '{data}'")
-    result = frame.copy()
+    where = f"--data '{data}'"
+    rows = encode(frame, meta, where, skip=skip_bad_rows)
+    if not rows.keep.any():
+        first = rows.bad.iloc[0]
+        raise DataError(f"{where}: no row can be scored ({len(frame)} rows; the first problem: "
+                        f"column '{first['column']}' at line {first['line']} {first['reason']})")
+    result = frame[rows.keep].copy()
+    X = rows.X
     result["prediction"] = pipeline.predict(X)
     if hasattr(pipeline, "predict_proba") and hasattr(pipeline[-1], "predict_proba"):
         try:
@@ -258,8 +274,13 @@ def predict_file(run_dir: Path, job: str, data: Path, out: Path) -> int:
         score = np.asarray(pipeline.decision_function(X))
         if score.ndim == 1:
             result["score"] = score
-    try:
-        atomic_write(Path(out), result.to_csv(index=False))
-    except OSError as exc:
-        raise SpecError(f"--out '{out}' cannot be written: {exc.strerror or exc}") from None
-    return len(result)
+    for target, text, flag in ((out, result.to_csv(index=False), "--out"),
+                               (bad_rows, rows.bad.to_csv(index=False), "--bad-rows")):
+        if target is None:
+            continue
+        try:
+            atomic_write(Path(target), text)
+        except OSError as exc:
+            raise SpecError(f"{flag} '{target}' cannot be written: {exc.strerror or exc}") \
+                from None
+    return Predicted(scored=len(result), bad=rows.bad)

@@ -3,7 +3,11 @@
 Built-in kinds work on the metrics table: ``bar`` (a metric by method, mean ± std, one panel per
 dataset), ``scatter`` (metric against metric, one point per method and parameter setting) and
 ``line`` (a metric against a parameter or metric, mean ± std over seeds, a line per method).
-Methods add kinds through ``MethodPlugin.plots``.
+Two more read the spec as well: ``frontier`` (a metric against a metric, each method's
+settings with intervals, certified methods marked, the settings no other beats ringed:
+:mod:`safeclf.frontier`) and ``seldonian`` (failure rate, solution rate and test error against
+training-set size: :mod:`safeclf.seldonian`). Methods add kinds through
+``MethodPlugin.plots``. Every figure is drawn in :func:`safeclf.plot_style.context`.
 """
 
 from __future__ import annotations
@@ -159,7 +163,7 @@ def bar(frame, spec: PlotEntry, fig_axes):
             means.append(mean)
             stds.append(std)
         x = np.arange(len(labels))
-        ax.bar(x, means, yerr=stds, capsize=3, color="tab:blue", alpha=0.8)
+        ax.bar(x, means, yerr=stds, capsize=3, color="C0", alpha=0.8)
         ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
         ax.set_title(str(dataset))
         ax.set_ylabel(axis_label(metric))
@@ -173,7 +177,7 @@ def _bound_line(ax, spec: PlotEntry) -> None:
     bound = spec.model_extra.get("bound")
     if bound is None:
         return
-    ax.axhline(float(bound), color="tab:red", ls="--", lw=1.2,
+    ax.axhline(float(bound), color="C1", ls="--", lw=1.2,
                label=spec.model_extra.get("bound_label") or f"bound {bound:g}")
     ax.legend(fontsize=7)
 
@@ -290,10 +294,11 @@ BUILTIN = {"bar": bar, "scatter": scatter, "line": line}
 _FILTERS = (("methods", "method"), ("datasets", "dataset"))
 
 
-def _filtered(frame, options: dict):
-    """The successful jobs' rows of the methods and datasets an option lists
-    (``methods: [a, b]``, ``datasets:``): what every plot, built-in or a plugin's, draws."""
-    frame = ok_rows(frame)
+def _filtered(frame, options: dict, ok_only: bool = True):
+    """The successful jobs' rows (every job's with ``ok_only`` false) of the methods and
+    datasets an option lists (``methods: [a, b]``, ``datasets:``): what every plot, built-in
+    or a plugin's, draws."""
+    frame = ok_rows(frame) if ok_only else frame
     for key, col in _FILTERS:
         if options.get(key):
             frame = frame[frame[col].isin(list(options[key]))]
@@ -310,8 +315,12 @@ def _in_spec_order(frame, spec: Spec):
 
 
 def _plotted(p: PlotEntry) -> list[str]:
+    from safeclf.spec import BUILTIN_PLOT_KEYS
+
     extra = p.model_extra or {}
-    return [extra.get("metric", "test_error")] if p.kind == "bar" else [extra["x"], extra["y"]]
+    if p.kind == "bar":
+        return [extra.get("metric", "test_error")]
+    return [extra[k] for k in BUILTIN_PLOT_KEYS[p.kind]]
 
 
 def _with_values(rows, p: PlotEntry):
@@ -341,29 +350,58 @@ def write_plots(spec: Spec, frame, details: dict, folder: Path) -> list[str]:
             if all(p.kind != kind for p in wanted):
                 wanted.append(PlotEntry(kind=kind))
     problems = []
+    from safeclf import plot_style
+
+    with plot_style.context():
+        for i, p in enumerate(wanted):
+            problem = _write_one(spec, frame, details, folder, p, i, plugin_kinds)
+            if problem:
+                problems.append(f"plots[{i}] ({p.kind}): {problem}")
+    return problems
+
+
+def _spec_kinds():
+    """Built-in kinds drawn from the spec as well as the table (certified methods, δ,
+    training-set sizes): ``kind -> (draw(frame, entry, spec), all statuses?)``."""
+    from safeclf.frontier import frontier
+    from safeclf.seldonian import seldonian
+
+    return {"frontier": (frontier, False), "seldonian": (seldonian, True)}
+
+
+def _write_one(spec: Spec, frame, details: dict, folder: Path, p: PlotEntry, i: int,
+               plugin_kinds: dict) -> str | None:
+    """Draw plot entry ``p`` (the spec's ``plots[i]``) into ``folder``; the problem in one
+    line, or ``None``."""
     import matplotlib.pyplot as plt
 
-    for i, p in enumerate(wanted):
-        name = p.name or (f"{p.kind}_{p.model_extra.get('metric') or p.model_extra.get('y') or i}")
-        try:
-            rows = _filtered(frame, p.model_extra)
-            if rows.empty:
-                raise ValueError("its methods/datasets filter selects no successful job")
-            if p.kind in BUILTIN:
-                rows = _with_values(_in_spec_order(rows, spec), p)
+    name = p.name or (f"{p.kind}_{p.model_extra.get('metric') or p.model_extra.get('y') or i}")
+    spec_kinds = _spec_kinds()
+    try:
+        every_status = p.kind in spec_kinds and spec_kinds[p.kind][1]
+        rows = _filtered(frame, p.model_extra, ok_only=not every_status)
+        if rows.empty:
+            raise ValueError("its methods/datasets filter selects no "
+                             + ("job" if every_status else "successful job"))
+        if p.kind in BUILTIN or p.kind in spec_kinds:
+            rows = _in_spec_order(rows, spec)
+            if not every_status:
+                rows = _with_values(rows, p)
                 if rows.empty:
-                    raise ValueError("no successful job reports "
-                                     + " and ".join(_plotted(p)))
-                fig = BUILTIN[p.kind](rows, p, _figure(rows["dataset"].nunique()))
-            else:
-                fig = plt.figure(figsize=(5.2, 3.8))
-                options = {k: v for k, v in p.model_extra.items() if k not in dict(_FILTERS)}
-                plugin_kinds[p.kind](rows, details, fig, **options)
-            fig.tight_layout()
-            for ext in ("png", "svg"):
-                fig.savefig(folder / f"{name}.{ext}", dpi=120, bbox_inches="tight")
-            plt.close(fig)
-        except Exception as exc:  # a broken plot must not lose the run
-            plt.close("all")
-            problems.append(f"plots[{i}] ({p.kind}): {type(exc).__name__}: {exc}")
-    return problems
+                    raise ValueError("no successful job reports " + " and ".join(_plotted(p)))
+        if p.kind in spec_kinds:
+            fig = spec_kinds[p.kind][0](rows, p, spec)
+        elif p.kind in BUILTIN:
+            fig = BUILTIN[p.kind](rows, p, _figure(rows["dataset"].nunique()))
+        else:
+            fig = plt.figure(figsize=(5.2, 3.8))
+            options = {k: v for k, v in p.model_extra.items() if k not in dict(_FILTERS)}
+            plugin_kinds[p.kind](rows, details, fig, **options)
+        fig.tight_layout()
+        for ext in ("png", "svg"):
+            fig.savefig(folder / f"{name}.{ext}", dpi=120, bbox_inches="tight")
+        plt.close(fig)
+    except Exception as exc:  # a broken plot must not lose the run
+        plt.close("all")
+        return f"{type(exc).__name__}: {exc}"
+    return None

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from safeclf.errors import DataError, SpecError
+from safeclf.preprocessing import describe, scaler_of
 from safeclf.spec import Spec, grid_points
 
 #: Integers from this value on may not fit a compiled solver's ``int`` (2^31).
@@ -36,7 +37,7 @@ def preflight(spec: Spec) -> None:
     parameter points against it; raises :class:`SpecError` or :class:`DataError`."""
     import warnings
 
-    from safeclf import registry
+    from safeclf import preprocessing, registry
     from safeclf.jobs import load_dataset, preprocess, split_task
 
     for i, d in enumerate(spec.datasets):
@@ -45,8 +46,8 @@ def preflight(spec: Spec) -> None:
         methods = [j for j in range(len(spec.methods)) if spec.runs_on(j, i)]
         tasks = {}
         try:  # what every job does first, once: load, split, each preprocessing asked for
-            ds = load_dataset(entry)
             for how in dict.fromkeys(spec.methods[j].preprocess or d.preprocess for j in methods):
+                ds = load_dataset(entry, how)
                 with warnings.catch_warnings():  # an overflowing scaler is reported below
                     warnings.simplefilter("ignore")
                     tasks[how] = preprocess(
@@ -64,7 +65,7 @@ def preflight(spec: Spec) -> None:
             how = m.preprocess or d.preprocess
             for point in grid_points(m.params, f"methods[{j}].params"):
                 try:
-                    plugin.check_task(point, tasks[how], how)
+                    plugin.check_task(point, tasks[how], preprocessing.steps(how)[1])
                 except DataError as exc:
                     raise SpecError(f"methods[{j}] ({spec.method_label(j)}) on {place} "
                                     f"{exc}") from None
@@ -79,7 +80,7 @@ def preflight(spec: Spec) -> None:
                     raise SpecError(f"{exc} (on {place})") from None
 
 
-def check_finite(task, how: str | None) -> None:
+def check_finite(task, how) -> None:
     """Raise :class:`DataError` when the ``how`` step's statistics (means, variances, ranges)
     or the features of ``task`` after it hold NaN or infinite values, naming the first such
     column (a variance that overflows to infinity would silently turn a column into zeros)."""
@@ -88,10 +89,10 @@ def check_finite(task, how: str | None) -> None:
     def fail(c: int, count: int, what: str):
         column = f"'{names[c]}'" if names is not None and c < len(names) else f"{c}"
         raise DataError(
-            f"preprocess '{how}' {what.format(column=column)} ({count} column(s); values near "
-            "±1e308 overflow a scaler): rescale the column or use preprocess: none")
+            f"preprocess '{describe(how)}' {what.format(column=column)} ({count} column(s); "
+            "values near ±1e308 overflow a scaler): rescale the column or use preprocess: none")
 
-    scaler = task.preprocessor
+    scaler = scaler_of(task.preprocessor)
     for attr, label in (("mean_", "mean"), ("var_", "variance"), ("scale_", "scale"),
                         ("data_min_", "minimum"), ("data_range_", "range"),
                         ("max_abs_", "largest absolute value")):

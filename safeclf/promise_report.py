@@ -16,8 +16,8 @@ COLUMNS = ["job", "dataset", "method", "params", "seed", "fold", "status", "prom
            "lower", "upper", "n", "n_needed", "confidence", "verdict", "beyond", "train_estimate",
            "train_verdict", "note"]
 KEYS = ["dataset", "method", "params", "promise"]
-COLORS = {"holds": "tab:green", "violated": "tab:red", "inconclusive": "tab:orange",
-          "no solution": "tab:grey", "not checked": "tab:grey"}
+COLORS = {"holds": "#009E73", "violated": "#D55E00", "inconclusive": "#E69F00",
+          "no solution": "#7F7F7F", "not checked": "#BBBBBB"}  # plot_style.PALETTE's
 
 
 def promises_frame(results: list[dict]):
@@ -52,10 +52,11 @@ def _short(params: str, keys=None, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def summary(frame):
+def summary(frame, short: bool = True):
     """Per (dataset, method, params, promise): kind, bound, mean estimate, the interval (one
     job) or the number of jobs, verdict counts, and the failure rate (share of jobs whose
-    estimate is beyond the bound, a no-solution job counting as not beyond)."""
+    estimate is beyond the bound, a no-solution job counting as not beyond). ``params`` is
+    shortened to the varying ones unless ``short`` is false (it stays JSON)."""
     import pandas as pd
 
     from safeclf.run_folder import varying_by_method
@@ -65,7 +66,8 @@ def summary(frame):
     for key, g in frame.groupby(KEYS, sort=False, dropna=False):
         first = g.iloc[0]
         row = dict(zip(KEYS, key))
-        row["params"] = _short(row["params"], varying[row["method"]]) or "-"
+        if short:
+            row["params"] = _short(row["params"], varying[row["method"]]) or "-"
         if first["kind"] == "none":
             row.update(promise="none", kind="none", bound="", estimate="", interval="",
                        verdicts="no promise", n_needed="", failure_rate="", train_verdicts="",
@@ -129,13 +131,13 @@ def write(run_dir: Path, results: list[dict]) -> list[str]:
     if frame.empty or (frame["kind"] == "none").all():
         return []
     try:
-        fig = plot(frame)
-        (run_dir / "plots").mkdir(parents=True, exist_ok=True)
-        for ext in ("png", "svg"):
-            fig.savefig(run_dir / "plots" / f"promises.{ext}", dpi=120)
-        import matplotlib.pyplot as plt
+        from safeclf.plot_style import figures
 
-        plt.close(fig)
+        with figures():
+            fig = plot(frame)
+            (run_dir / "plots").mkdir(parents=True, exist_ok=True)
+            for ext in ("png", "svg"):
+                fig.savefig(run_dir / "plots" / f"promises.{ext}", dpi=120)
     except Exception as exc:  # a broken plot must not lose the run
         return [f"promises plot: {type(exc).__name__}: {exc}"]
     return []
@@ -183,12 +185,15 @@ def plot(frame):
         op = "≤" if first["sense"] == "<=" else "≥"
         ax.set_yticks(range(len(labels)), labels, fontsize=7)
         ax.set_ylim(len(labels) - 0.5, -0.5)
-        ax.set_title(f"{name}: promised {op} bound (black bar) [kind]", fontsize=8, loc="left")
+        bounds = ", ".join(f"{b:g}" for b in g["bound"].dropna().unique())
+        ax.set_title(f"{name}: promised {op} {bounds} (black bar) [kind]", fontsize=8,
+                     loc="left")
         ax.tick_params(axis="x", labelsize=7)
     handles = [matplotlib.lines.Line2D([], [], color=c, marker="o", ls="-", ms=3, label=v)
                for v, c in COLORS.items() if v in set(checked["verdict"])]
     axes[0, 0].legend(handles=handles, fontsize=6, loc="best")
-    axes[-1, 0].set_xlabel("test estimate and interval at the spec's confidence", fontsize=8)
+    axes[-1, 0].set_xlabel("each job's test estimate and interval at the spec's confidence, "
+                           "coloured by verdict", fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -215,34 +220,42 @@ def print_table(console, results: list[dict]) -> None:
 
 def compare(run_dirs) -> object:
     """Verdict counts and failure rates of several runs side by side, aligned by dataset,
-    method, parameters and promise."""
+    method, parameters and promise; columns headed by the runs' short names, certified
+    methods marked."""
+    from safeclf.compare import _short as short_params
+    from safeclf.compare import certified, full_params, mark_certified, run_labels
     from safeclf.errors import SpecError
     from safeclf.run_folder import load_run, read_table
 
     merged, empty = None, []
-    names = [Path(d).name for d in run_dirs]
-    for name, d in zip(names, run_dirs):
-        load_run(d)  # a run folder, said as for compare
+    runs = [load_run(d) for d in run_dirs]  # run folders, said as for compare
+    names = run_labels([(Path(d), spec, manifest)
+                        for d, (spec, manifest, _) in zip(run_dirs, runs)])
+    for name, d, (spec, _, _) in zip(names, run_dirs, runs):
         path = Path(d) / "promises.csv"
         if not path.is_file():
-            raise SpecError(f"compare --promises: run '{name}' has no promises.csv")
+            raise SpecError(f"compare --promises: run '{Path(d).name}' has no promises.csv")
         frame = read_table(path)
         if frame.empty:  # every job failed: nothing to set beside the other runs' verdicts
             empty.append(name)
             continue
+        frame["params"] = full_params(frame, spec)  # rows align on the whole model
         s = summary(frame.assign(
             beyond=lambda f: f["beyond"].map({True: True, False: False, "True": True,
-                                              "False": False})))
+                                              "False": False})), short=False)
         s = s[["dataset", "method", "params", "promise", "bound", "verdicts", "failure_rate"]]
         s = s.rename(columns={"verdicts": f"{name} verdicts",
                               "failure_rate": f"{name} failure"})
         merged = s if merged is None else merged.merge(
             s, on=["dataset", "method", "params", "promise", "bound"], how="outer")
     if merged is None:
-        which = f"run '{names[0]}'" if len(names) == 1 else "none of the runs"
+        which = f"run '{Path(run_dirs[0]).name}'" if len(names) == 1 else "none of the runs"
         raise SpecError(f"compare --promises: {which} recorded a promise (no job ended with a "
                         "model; the 'error' column of each run's metrics.csv says why)")
     for name in empty:
         merged[f"{name} verdicts"] = "no job ended with a model"
         merged[f"{name} failure"] = ""
-    return merged
+    merged["params"] = short_params(merged, KEYS)
+    runs_cols = [c for c in merged.columns if c.endswith((" verdicts", " failure"))]
+    merged[runs_cols] = merged[runs_cols].fillna("")  # the row is not in that run
+    return mark_certified(merged, certified([spec for spec, _, _ in runs]))

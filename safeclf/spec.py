@@ -25,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from safeclf.errors import SpecError, closest
 
 OPS = ("<=", "<", ">=", ">")
-BUILTIN_PLOT_KEYS = {"bar": ("metric",), "scatter": ("x", "y"), "line": ("x", "y")}
+BUILTIN_PLOT_KEYS = {"bar": ("metric",), "scatter": ("x", "y"), "line": ("x", "y"),
+                     "frontier": ("x", "y"), "seldonian": ("failure", "error")}
 AGGS = ("mean", "median", "min", "max", "std", "count")
 #: A profile's key saying, per full-profile expectation the profile leaves out or replaces,
 #: why (``omitted: {"expect[4]": "needs fairlearn, which CI does not install"}``); it is not
@@ -64,12 +65,22 @@ class Split(_Strict):
 Preprocess = Literal["none", "standardize", "minmax", "maxabs"]
 
 
+class Preprocessing(BaseModel):
+    """``preprocess: {impute: median, scale: standardize}``: fill empty feature cells with a
+    statistic of the training rows, then rescale (safeclf/preprocessing.py); the plain form
+    ``preprocess: standardize`` is ``{scale: standardize}``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    impute: Literal["median", "mean", "most_frequent"] | None = None
+    scale: Preprocess = "none"
+
+
 class DatasetEntry(_Strict):
     dataset: str
     name: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     split: Split = Field(default_factory=Split)
-    preprocess: Preprocess = "none"
+    preprocess: Preprocess | Preprocessing = "none"
 
 
 class Certify(_Strict):
@@ -126,7 +137,7 @@ class MethodEntry(_Strict):
     method: str
     name: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
-    preprocess: Preprocess | None = None
+    preprocess: Preprocess | Preprocessing | None = None
     datasets: list[str] | None = Field(None, min_length=1)
     save_model: bool | None = None  # overrides the spec's save_models for this method
     certify: Certify | None = None
@@ -623,7 +634,7 @@ def check(spec: Spec) -> None:
     for i, d in enumerate(spec.datasets):
         plugin = registry.get_dataset(d.dataset, f"datasets[{i}].dataset")
         plugin.check_params(d.params, f"datasets[{i}].params")
-    plot_kinds = {"bar", "scatter", "line"}
+    plot_kinds = set(BUILTIN_PLOT_KEYS)
     for i, m in enumerate(spec.methods):
         plugin = registry.get_method(m.method, f"methods[{i}].method")
         for point in grid_points(m.params, f"methods[{i}].params"):
@@ -706,8 +717,12 @@ def _check_plot(spec: Spec, i: int, p: PlotEntry) -> None:
             if label not in labels:
                 raise SpecError(f"plots[{i}].{key}[{k}]: no {kind[:-1]} labelled '{label}'"
                                 f"{closest(str(label), labels)}")
+    if p.kind == "seldonian":
+        from safeclf.seldonian import check
+
+        check(spec, i, p)
     bound = extra.get("bound")
-    if p.kind == "bar" and bound is not None and (
+    if p.kind in ("bar", "frontier") and bound is not None and (
             isinstance(bound, bool) or not isinstance(bound, int | float)):
         raise SpecError(f"plots[{i}].bound must be a number, got {bound!r}")
 

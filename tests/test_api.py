@@ -14,7 +14,7 @@ import safeclf
 from safeclf.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[1]
-TIMINGS = ["fit_seconds", "predict_seconds"]
+TIMINGS = ["fit_seconds", "predict_seconds", "solver_seconds"]  # wall-clock, not results
 
 
 def _only_run(folder: Path) -> Path:
@@ -36,17 +36,32 @@ def test_run_returns_the_cli_tables(cli, tmp_path):
     for name in ("metrics", "summary", "promises", "expectations"):
         ours, theirs = getattr(r, name), getattr(from_cli, name)
         assert isinstance(ours, pd.DataFrame) and not ours.empty, name
-        if name == "metrics":
-            ours, theirs = ours.drop(columns=TIMINGS), theirs.drop(columns=TIMINGS)
+        if name in ("metrics", "summary"):
+            timings = [c for c in TIMINGS if c in ours.columns]
+            ours, theirs = ours.drop(columns=timings), theirs.drop(columns=timings)
         pd.testing.assert_frame_equal(ours, theirs, check_dtype=True, obj=name)
     # the tables are the run folder's files
     on_disk = pd.read_csv(r.path / "summary.csv")
     pd.testing.assert_frame_equal(r.summary, on_disk)
-    assert r.expectations_met and len(r.expectations) == 2
+    assert r.expectations_met and len(r.expectations) == 4
     assert set(r.metrics["status"]) == {"ok"} and r.failed.empty
     assert r.manifest["profile"] == "ci" and r.spec["seeds"] == [0, 1]
     assert r.report.is_file()
-    assert "2/2 met" in repr(r)
+    assert "4/4 met" in repr(r)
+    # the first promise table a new user sees holds verdicts: a training-only promise and a
+    # certified one, checked on Adult's test rows
+    promises = r.promises.set_index("method")
+    assert promises.loc["ramp_fair", "kind"].unique().tolist() == ["training"]
+    assert promises.loc["ramp_certified", "kind"].unique().tolist() == ["high_confidence"]
+    assert set(promises.loc["ramp_certified", "verdict"]) == {"holds"}
+    assert (r.path / "plots" / "frontier.png").is_file()
+    # ... and its certified model is the one to deploy, as the run saved it
+    deployed = cli("deploy", r.path, "--method", "ramp_certified", "--out", tmp_path / "model")
+    assert deployed.exit_code == 0 and "void its certificate" in deployed.stdout
+    job = r.metrics.query("method == 'ramp_certified' and status == 'ok'").sort_values(
+        "seed")["job"].iloc[0]
+    assert (tmp_path / "model" / "model.skops").read_bytes() == \
+        (r.path / "models" / f"{job}.skops").read_bytes()
 
 
 def test_run_takes_a_dict_or_a_spec_with_profile_and_overrides(tmp_path):

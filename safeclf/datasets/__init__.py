@@ -20,9 +20,10 @@ def project_data_dir() -> Path:
     return Path(env) if env else Path(__file__).resolve().parents[2] / "datasets"
 
 
-def checked(name: str, X, y, rows=None, info=None) -> Dataset:
+def checked(name: str, X, y, rows=None, info=None, missing_ok: bool = False) -> Dataset:
     """A :class:`Dataset` after checking what every loader must guarantee: matching lengths,
-    finite features, no missing labels, at least two classes."""
+    finite features (NaN, an empty cell, allowed with ``missing_ok``: a ``preprocess`` impute
+    step fills it), no missing labels, at least two classes."""
     y = np.asarray(y)
     n = X.shape[0]
     if n == 0:
@@ -35,6 +36,8 @@ def checked(name: str, X, y, rows=None, info=None) -> Dataset:
     if not np.issubdtype(np.asarray(data).dtype, np.number):
         raise DataError(f"dataset '{name}': features must be numeric")
     bad = ~np.isfinite(data)
+    if missing_ok:
+        bad &= ~np.isnan(data)
     if bad.any():
         if hasattr(X, "tocsr"):
             raise DataError(f"dataset '{name}' has NaN or infinite feature values")

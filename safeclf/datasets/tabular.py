@@ -20,6 +20,7 @@ def load_csv(
     features: list[str] | None = None,
     one_hot: bool = True,
     group_as_feature: bool = False,
+    keep_empty: bool = False,
 ):
     """Read ``path`` (relative to the spec's folder); ``target`` is the label column, ``group``
     (optional) a column of group labels kept in ``rows["groups"]`` (not used as a feature),
@@ -32,8 +33,10 @@ def load_csv(
     (default: all others), ``group_as_feature`` also uses the group column as a feature (a
     method that decides per group, such as group thresholds, needs it at prediction).
     Non-numeric feature columns are one-hot encoded when ``one_hot`` is true; empty cells are an
-    error, not silently imputed; a column named twice in the header, the target or group among
-    the features, or a group equal to the target is refused."""
+    error, not silently imputed, unless ``keep_empty`` (set by the runner when the entry's
+    ``preprocess`` imputes) keeps those of numeric columns as NaN for the impute step; a
+    column named twice in the header, the target or group among the features, or a group
+    equal to the target is refused."""
     import pandas as pd
 
     from safeclf import groups as G
@@ -84,7 +87,7 @@ def load_csv(
         cols.extend(columns)
     if not cols:
         raise DataError(f"csv: '{path}' has no feature columns besides the target and group")
-    _check_cells(frame[cols], p)
+    _check_cells(frame[cols], p, keep_empty)
     Xf = frame[cols]
     if one_hot:
         Xf = pd.get_dummies(Xf, dtype=float)
@@ -111,7 +114,7 @@ def load_csv(
               else f"the intersections of columns {columns} in '{path}'")
         info["privileged_group"] = named_group(
             G.label(privileged), rows["groups"], "csv: privileged group", of)
-    return checked(f"csv:{p.name}", X, y, rows=rows, info=info)
+    return checked(f"csv:{p.name}", X, y, rows=rows, info=info, missing_ok=keep_empty)
 
 
 #: Row entries with a meaning of their own, which a group column may not shadow.
@@ -145,13 +148,16 @@ def _line(path: Path, index: int) -> int:
     return index + 2
 
 
-def _check_cells(features, path: Path) -> None:
-    """Refuse empty cells and infinite numbers in the feature columns (empty cells are not
-    imputed), naming the first one's column and line."""
+def _check_cells(features, path: Path, keep_empty: bool = False) -> None:
+    """Refuse empty cells (but those of numeric columns with ``keep_empty``) and infinite
+    numbers in the feature columns, naming the first one's column and line."""
     import pandas as pd
 
     numeric = features.select_dtypes("number")
-    bad = features.isna() | (numeric.isin([np.inf, -np.inf]).reindex(
+    empty = features.isna()
+    if keep_empty:
+        empty[numeric.columns] = False
+    bad = empty | (numeric.isin([np.inf, -np.inf]).reindex(
         columns=features.columns, fill_value=False))
     if not bad.to_numpy().any():
         return
@@ -161,7 +167,9 @@ def _check_cells(features, path: Path) -> None:
     what = "an empty cell" if pd.isna(cell) else f"the value {cell}"
     raise DataError(f"csv: feature column '{column}' has {what} at line {_line(path, row)} of "
                     f"'{path}' ({int(bad.to_numpy().sum())} empty or infinite cells in all); "
-                    "fill them in or drop those rows")
+                    "fill them in or drop those rows"
+                    + ("" if keep_empty else
+                       ", or impute numeric columns with preprocess: {impute: median}"))
 
 
 def _check_roles(header: list[str], target: str, group: str | None, features, path) -> None:

@@ -41,7 +41,7 @@ def fairness_tradeoff(t, details, fig, part="test", x=None, y=None):
     ax = fig.add_subplot(1, 1, 1)
     xr, yr = x or f"{part}_fairness_ratio", y or f"{part}_error"
     ramp = t[_is_ramp(t, part)]
-    styles = {"deterministic": ("o", "tab:blue"), "randomized": ("s", "tab:red")}
+    styles = {"deterministic": ("o", "C0"), "randomized": ("s", "C1")}
     for method, g in ramp.groupby("method", sort=False):
         ax.plot(_num(g, xr), _num(g, yr), styles["deterministic"][0],
                 color=styles["deterministic"][1], label=f"{method} (deterministic)")
@@ -52,7 +52,7 @@ def fairness_tradeoff(t, details, fig, part="test", x=None, y=None):
     for method, g in others.groupby("method", sort=False):
         xs, ys = _num(g, xr), _num(g, yr)
         if g["params"].nunique() == 1:  # one setting: a reference line, not a trade-off
-            ax.axhline(float(ys.mean()), ls="--", color="tab:green", lw=1,
+            ax.axhline(float(ys.mean()), ls="--", color="C2", lw=1,
                        label=f"{method} (error {ys.mean():.3f} at ratio {xs.mean():.2f})")
         else:
             ax.plot(xs, ys, "^", label=method, alpha=0.85)
@@ -68,10 +68,10 @@ def fairness_target(t, details, fig, part="test"):
     target = _num(ramp, "constraint_fairness_ratio_target")
     if target.isna().all():
         target = _num(ramp, "param.kappa")
-    lines = [(f"{part}_fairness_ratio", "tab:blue", "-", "deterministic, " + part),
-             (f"{part}_randomized_fairness_ratio", "tab:red", "-", "randomised, " + part),
-             ("train_fairness_ratio", "tab:blue", ":", "deterministic, train"),
-             ("train_randomized_fairness_ratio", "tab:red", ":", "randomised, train")]
+    lines = [(f"{part}_fairness_ratio", "C0", "-", "deterministic, " + part),
+             (f"{part}_randomized_fairness_ratio", "C1", "-", "randomised, " + part),
+             ("train_fairness_ratio", "C0", ":", "deterministic, train"),
+             ("train_randomized_fairness_ratio", "C1", ":", "randomised, train")]
     for col, color, ls, label in lines:
         if col in ramp:
             stats = _mean_by(ramp, target.to_numpy(), [col])
@@ -93,8 +93,8 @@ def churn_tradeoff(t, details, fig, churn="churn", error="error_d12"):
     for k, (metric, label) in enumerate(panels, start=1):
         ax = fig.add_subplot(1, 2, k)
         for part, ls in (("test", "--"), ("train", ":")):
-            for suffix, color, name in (("", "tab:blue", "deterministic"),
-                                        ("_randomized", "tab:red", "randomised")):
+            for suffix, color, name in (("", "C0", "deterministic"),
+                                        ("_randomized", "C1", "randomised")):
                 col = f"{part}_{metric}{suffix}"
                 if col in ramp and len(ramp):
                     stats = _mean_by(ramp, target.to_numpy(), [col])
@@ -104,7 +104,7 @@ def churn_tradeoff(t, details, fig, churn="churn", error="error_d12"):
                 col = f"{part}_{metric}"
                 if col in g and len(target.dropna()):
                     v = float(_num(g, col).mean())
-                    ax.plot([target.min(), target.max()], [v, v], ls=ls, color="tab:green",
+                    ax.plot([target.min(), target.max()], [v, v], ls=ls, color="C2",
                             label=f"{method}, {part}")
         if k == 1 and len(target.dropna()):
             lo, hi = float(target.min()), float(target.max())

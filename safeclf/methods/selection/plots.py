@@ -50,7 +50,7 @@ def budget_share(table, details, fig, budget=None, procedure="bandit", method=No
         best = int(vals[np.argmax(counts)])
         title += f"; oracle class F_{best} (hatched)"
         bands[best - 1].set_hatch("//")
-        bands[best - 1].set_edgecolor("tab:red")
+        bands[best - 1].set_edgecolor("C1")
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("round t")
     ax.set_ylabel("share of quanta T_i(t) / t")

@@ -1,0 +1,243 @@
+"""From a run to the one model to deploy: ``safeclf deploy RUN --method LABEL --out DIR``.
+
+A run fits one model per seed on a part of the rows, to measure; a lender deploys one model.
+:func:`deploy` writes it to ``DIR/model.skops`` with ``DIR/model.json`` (the metadata
+``safeclf predict`` reads, plus a ``deployment`` record of where the model came from):
+
+* an **uncertified** method is refitted on every row of its dataset (the ``calibration``
+  share still held back when the method calibrates), with the parameters the run used and the
+  run's ``preprocess`` step (imputation and scaling fitted on all rows). The run's held-out
+  figures for those parameters are the evidence for it: they are copied into the record, and
+  the refitted model has no test part of its own.
+* a **certified** method (``certify`` on its entry) is *not* refitted: its promise holds with
+  probability ≥ 1 − δ for the model the safety test passed, and a refit on other rows would be
+  a model no test has seen: the certificate would be void. The deployed model is the run's own
+  certified model, copied from ``models/<job>.skops`` (the run must have saved it): by default
+  the job of the lowest seed that found a solution (a choice that does not look at test
+  results), or ``--job``.
+
+With several parameter points for the method (a grid), ``--job`` names the job whose parameters
+to use. The record holds the run folder, job, parameters, seed and the SHA-256 of the data
+file(s) the model was fitted on; a data file that changed since the run is refused (the run's
+figures would not describe it).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from safeclf.errors import SafeclfError, SpecError
+from safeclf.models import DEPLOYED
+
+#: Why a certified model is copied, not refitted (said in the output and the record).
+NO_REFIT = ("certified: this is the model the run's safety test passed; refitting it on other "
+            "rows would void its certificate")
+
+
+@dataclass
+class Deployed:
+    """What :func:`deploy` wrote: the model file and its record."""
+
+    path: Path
+    record: dict[str, Any]
+    #: whether ``safeclf predict`` reads new rows for it (a ``csv`` dataset's model)
+    predictable: bool = True
+
+
+def _choose(names: list[str], given: str | None, flag: str, what: str, whose: str = "") -> str:
+    """``given`` among ``names`` (the only name when none is given); ``what`` names the kind
+    (``method``), ``whose`` what they belong to (`` of method 'svm'``)."""
+    if given is None:
+        if len(names) == 1:
+            return names[0]
+        raise SpecError(f"{flag}: the run has {len(names)} {what}s{whose} ({', '.join(names)}); "
+                        f"choose one with {flag}")
+    if given not in names:
+        from safeclf.errors import closest
+
+        raise SpecError(f"{flag}: no {what}{whose} named '{given}' in the run "
+                        f"({', '.join(names)}){closest(given, names)}")
+    return given
+
+
+def _check_out(out: Path) -> None:
+    from safeclf.paths import what_is
+
+    kind = what_is(out)
+    if kind == "a folder" and any(Path(out).iterdir()):
+        raise SpecError(f"--out '{out}' is a folder that is not empty; give a new folder "
+                        "(nothing is overwritten)")
+    if kind not in ("missing", "a folder"):
+        raise SpecError(f"--out '{out}' is {kind}; give a folder to create")
+    if what_is(Path(out).parent) != "a folder":
+        raise SpecError(f"--out: folder '{Path(out).parent}' does not exist")
+
+
+def _jobs(table, method: str, dataset: str, job: str | None):
+    """The rows of ``table`` for (dataset, method) at one parameter point."""
+    rows = table[(table["method"] == method) & (table["dataset"] == dataset)]
+    if job is not None:
+        chosen = rows[rows["job"] == job]
+        if chosen.empty:
+            raise SpecError(f"--job: no job '{job}' of method '{method}' on dataset "
+                            f"'{dataset}' in the run")
+        return rows[rows["params"] == chosen["params"].iloc[0]]
+    points = dict(zip(rows["params"], rows["job"]))
+    if len(points) > 1:
+        said = [f"{p} (job {j})" for p, j in list(points.items())[:4]]
+        raise SpecError(f"--method '{method}' ran at {len(points)} parameter points "
+                        f"({'; '.join(said)}{'; ...' if len(points) > 4 else ''}); choose one "
+                        "with --job (any job of that point)")
+    return rows
+
+
+def _data_identity(manifest: dict, dataset: str) -> list[dict]:
+    """The run's data files of ``dataset``, checked against their content now."""
+    from safeclf.run_folder import file_identity
+
+    out = []
+    for recorded in manifest.get("data") or []:
+        if recorded.get("dataset") != dataset:
+            continue
+        path = Path(recorded["path"])
+        if not path.is_file():
+            raise SpecError(f"data file '{path}' of dataset '{dataset}' is gone; the model "
+                            "cannot be fitted on the run's data")
+        now = file_identity(path)
+        if now["sha256"] != recorded.get("sha256"):
+            raise SpecError(f"data file '{path}' of dataset '{dataset}' changed since the run "
+                            "(SHA-256 differs); the run's figures do not describe a model "
+                            "fitted on it: run the spec again, then deploy")
+        out.append(now)
+    return out
+
+
+def _evidence(rows) -> dict[str, Any]:
+    """The run's held-out figures for the chosen point: mean of each test column."""
+    ok = rows[rows["status"] == "ok"]
+    cols = [c for c in ok.columns if c.startswith("test_")]
+    return {"jobs": list(rows["job"]), "ok": int(len(ok)),
+            "test_means": {c: float(ok[c].mean()) for c in cols if ok[c].notna().any()}}
+
+
+def deploy(run_dir: Path, method: str | None, out: Path, dataset: str | None = None,
+           job: str | None = None) -> Deployed:
+    """Write the model to deploy for ``method`` of ``run_dir`` into folder ``out``.
+
+    Parameters
+    ----------
+    run_dir : Path
+        A finished run folder.
+    method : str or None
+        The method's label in the run (its ``name``, else its plugin name); may be left out
+        when the run has one method.
+    out : Path
+        A new (or empty) folder: receives ``model.skops`` and ``model.json``.
+    dataset : str, optional
+        The dataset's label; needed when the method ran on several.
+    job : str, optional
+        A job of the parameter point to use (needed for a grid); for a certified method, the
+        job whose certified model to deploy.
+
+    Returns
+    -------
+    Deployed
+        The model's path and its ``deployment`` record.
+    """
+    from safeclf.run_folder import load_run
+    from safeclf.spec import parse
+
+    run_dir = Path(run_dir)
+    _check_out(Path(out))
+    spec_data, manifest, table = load_run(run_dir)
+    try:
+        spec = parse(spec_data)
+    except SpecError as exc:
+        raise SpecError(f"'{run_dir / 'spec.yaml'}' is not a spec this safeclf reads: "
+                        f"{exc}") from None
+    labels = [spec.method_label(j) for j in range(len(spec.methods))]
+    method = _choose(labels, method, "--method", "method")
+    m = labels.index(method)
+    on = [spec.dataset_label(i) for i in range(len(spec.datasets)) if spec.runs_on(m, i)]
+    dataset = _choose(on, dataset, "--dataset", "dataset", f" of method '{method}'")
+    d = [spec.dataset_label(i) for i in range(len(spec.datasets))].index(dataset)
+    rows = _jobs(table, method, dataset, job)
+    record = {"from_run": str(run_dir.resolve()), "method": method, "dataset": dataset,
+              "params": json.loads(rows["params"].iloc[0]),
+              "data": _data_identity(manifest, dataset), "evidence": _evidence(rows)}
+    if spec.methods[m].certify is not None:
+        return _copy_certified(run_dir, rows, job, Path(out), record)
+    return _refit(spec, d, m, rows, job, Path(out), record)
+
+
+def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record) -> Deployed:
+    from safeclf import models
+    from safeclf.run_folder import atomic_write
+
+    solved = rows[rows["status"] == "ok"].sort_values("seed")
+    if job is not None:
+        solved = solved[solved["job"] == job]
+        if solved.empty:
+            raise SpecError(f"--job: job '{job}' has no certified model (its status: "
+                            f"{rows.loc[rows['job'] == job, 'status'].iloc[0]})")
+    if solved.empty:
+        raise SpecError(f"no job of method '{record['method']}' found a solution "
+                        f"({len(rows)} jobs, none certified); there is no certified model to "
+                        "deploy")
+    saved = [j for j in solved["job"] if models.model_paths(run_dir, j)[0].is_file()]
+    if not saved:
+        raise SpecError(f"the run saved no model of method '{record['method']}'; a certified "
+                        "model cannot be refitted (that would void its certificate): run the "
+                        "spec again with save_model: true on the method")
+    chosen = saved[0]
+    path, meta_path = models.model_paths(run_dir, chosen)
+    meta = models.read_meta(meta_path)
+    models.load(path)  # checked as predict checks it before it is copied
+    seed = int(solved.loc[solved["job"] == chosen, "seed"].iloc[0])
+    record.update(job=chosen, seed=seed, refit=False, why=NO_REFIT,
+                  certificate=meta.get("certificate"))
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / DEPLOYED, path.read_bytes())
+    meta["deployment"] = record
+    atomic_write((out / DEPLOYED).with_suffix(".json"),
+                 json.dumps(meta, indent=2, default=str) + "\n")
+    return Deployed(out / DEPLOYED, record, meta["dataset"].get("dataset") == "csv")
+
+
+def _refit(spec, d: int, m: int, rows, job: str | None, out: Path, record) -> Deployed:
+    from safeclf import models, registry
+    from safeclf.jobs import all_rows_task, job_preprocess, load_dataset, model_meta, preprocess
+    from safeclf.preprocessing import steps
+    from safeclf.runner import payloads
+    from safeclf.spec import expand
+
+    jobs = [j for j in expand(spec) if j.dataset_index == d and j.method_index == m]
+    chosen = job if job is not None else \
+        str(rows.sort_values("seed")["job"].iloc[0])
+    payload = next((p for p in payloads(spec, jobs) if p["job"]["id"] == chosen), None)
+    if payload is None:  # the table and the stored spec disagree
+        raise SpecError(f"job '{chosen}' of the metrics table is not a job of the run's "
+                        "spec.yaml; the run folder was edited")
+    dentry, mentry, params = payload["dataset"], payload["method"], payload["job"]["params"]
+    seed = payload["job"]["seed"]
+    how = job_preprocess(dentry, mentry)
+    plugin = registry.get_method(mentry["method"])
+    task = preprocess(all_rows_task(load_dataset(dentry, how), dentry, seed), how)
+    plugin.check_task(params, task, steps(how)[1])
+    est = plugin.build(params, random_state=seed)
+    try:
+        est = plugin.fit(est, task) or est
+    except SafeclfError as exc:
+        raise type(exc)(f"refitting method '{record['method']}' on all rows of "
+                        f"'{record['dataset']}': {exc}") from None
+    record.update(job=chosen, seed=seed, refit=True,
+                  why="refitted on all rows with the parameters and preprocessing of the run",
+                  rows={name: len(part) for name, part in task.parts().items()
+                        if name != "test"})
+    out.mkdir(parents=True, exist_ok=True)
+    meta = model_meta(est, task, dentry, dict(payload["job"], id=None), how)
+    models.save(out / DEPLOYED, est, task.preprocessor, {**meta, "deployment": record})
+    return Deployed(out / DEPLOYED, record, dentry["dataset"] == "csv")
