@@ -166,6 +166,9 @@ CASES = [
      "csv: group 'y' is also the target"),
     ("csv-empty-group-cell", _with_csv("a,g,y\n1,u,0\n2,,1\n3,u,0\n4,v,1\n", extra=", group: g"),
      [], 2, "csv: group column 'g' has empty cells"),
+    ("csv-numeric-column-as-group", _with_csv("a,g,y\n" + "".join(
+        f"{i},{i * 0.37:.2f},{i % 2}\n" for i in range(120)), extra=", group: g"), [], 2,
+     "csv: group column 'g' in"),
     ("csv-group-as-feature-without-group", _with_csv(GROUP_CSV, extra=", group_as_feature: true"),
      [], 2, "csv: 'group_as_feature' needs 'group'"),
     # more than two groups (issue 22): values out of range, groups the data lacks

@@ -80,6 +80,7 @@ def load_csv(
             line = _line(p, int(np.flatnonzero(frame[col].isna().to_numpy())[0]))
             raise DataError(f"csv: group column '{col}' has empty cells in '{path}' (first at "
                             f"line {line}); give every row a group")
+        _check_group_count(frame[col], col, path)
     cols = list(features or [c for c in frame.columns if c != target and c not in columns])
     if group_as_feature:
         if group is None:
@@ -115,6 +116,21 @@ def load_csv(
         info["privileged_group"] = named_group(
             G.label(privileged), rows["groups"], "csv: privileged group", of)
     return checked(f"csv:{p.name}", X, y, rows=rows, info=info, missing_ok=keep_empty)
+
+
+#: More distinct values than this, in a group column holding more than half as many values as
+#: rows, is a column that names no groups (a numeric feature or an id given as ``group``).
+MAX_GROUPS = 50
+
+
+def _check_group_count(values, col: str, path) -> None:
+    """Refuse a group column whose values are mostly unique: every comparison would be between
+    groups of a row or two (one constraint and one promise per pair), none meaningful."""
+    distinct = int(values.nunique())
+    if distinct > MAX_GROUPS and distinct > len(values) / 2:
+        raise DataError(f"csv: group column '{col}' in '{path}' has {distinct} distinct values "
+                        f"in {len(values)} rows, so it names no groups (a numeric column or an "
+                        "id?); give a column of a few group labels, or bin this one first")
 
 
 #: Row entries with a meaning of their own, which a group column may not shadow.
