@@ -44,6 +44,12 @@ def _fmt(v, digits=4) -> str:
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}g}"
 
 
+def _rows(v: float) -> str:
+    """A count of rows as a reader reads it: ``48,764,400``; ``∞`` when no number would do
+    (the estimate sits on the bound)."""
+    return "∞" if math.isinf(v) else f"{math.ceil(v):,}"
+
+
 def _short(params: str, keys=None, width: int = 40) -> str:
     """The parameters among ``keys`` (default: every scalar one) as ``k=v, ...``."""
     p = json.loads(params)
@@ -89,8 +95,8 @@ def summary(frame, short: bool = True):
         # rows of the test split that would make the inconclusive checks conclusive
         need = (pd.to_numeric(g["n_needed"], errors="coerce").dropna()
                 if "n_needed" in g else pd.Series(dtype=float))
-        row["n_needed"] = ("" if need.empty else _fmt(need.iloc[0], 6) if len(need) == 1
-                           else f"median {_fmt(need.median(), 6)}")
+        row["n_needed"] = ("" if need.empty else _rows(need.iloc[0]) if len(need) == 1
+                           else f"median {_rows(need.median())}")
         counts = g["verdict"].value_counts()
         row["verdicts"] = ", ".join(f"{v} {c}" for v, c in counts.items())
         beyond = g["beyond"].map(lambda b: float(bool(b)) if b is not None and b == b else 0.0)
