@@ -42,6 +42,7 @@ reproduce: install
 
 bench: install
 	$(BIN)/pip install -q -e ".[dev,bench]"
+	$(BIN)/pip install -q --no-deps seldonian-engine==0.8.11
 	@rec=$$(mktemp); load=$$(cut -d' ' -f1-3 /proc/loadavg); fail=""; \
 	for f in benchmarks/*.py; do case $$f in */reproduce_*|*/_*) continue;; esac; \
 	  echo "== $$f"; SAFECLF_BENCH_RECORD=$$rec $(BIN)/python $$f || fail="$$fail $$f"; done; \
