@@ -227,6 +227,11 @@ CASES = [
     ("certify-nothing-to-certify", BASE + "    certify: {delta: 0.05}\n", [], 2,
      "methods[0].certify: method 'svm' makes no promise to certify; state one under "
      "methods[0].promises"),
+    ("certify-training-of-a-difference", BASE.replace("- method: svm", "- method: ramp")
+     + "    params: {constraints: [{rate: fairness_difference, max: 0.1}]}\n"
+     "    certify: {delta: 0.05}\n", [], 2,
+     "methods[0].params.constraints[0]: certified training tightens rates and ratios, not a "
+     "difference ('fairness_difference'); certify it post hoc"),
     ("certify-training-without-hook", BASE + "    promises: [{rate: fpr, max: 0.1}]\n"
      "    certify: {how: training}\n", [], 2,
      "methods[0].certify.how: method 'svm' cannot be certified in training"),
