@@ -217,12 +217,11 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path):
     run_folder.write_tables(run_dir, frame, spec)
     problems = plots.write_plots(spec, frame, {r.id: r.details for r in results},
                                  run_dir / "plots")
-    from safeclf import promise_report
+    from safeclf import by_group, promise_report
 
-    problems += promise_report.write(run_dir, [r.to_record() for r in results])
-    from safeclf import by_group
-
-    by_group.write(run_dir, [r.to_record() for r in results])
+    records = [r.to_record() for r in results]  # one conversion serves both tables
+    problems += promise_report.write(run_dir, records)
+    by_group.write(run_dir, records)
     verdicts = expect.evaluate(spec, frame) if spec.expect else []
     if verdicts:
         expect.write(run_dir, verdicts)
