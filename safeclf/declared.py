@@ -37,17 +37,13 @@ def _items(items) -> list:
 def parse(items, where: str = "promises") -> list:
     """The constraints ``items`` state (ValueError naming the place when malformed); a ratio
     without ``kappa`` / ``min`` is an error here (there is no method default to take)."""
-    from safeclf.methods.ramp.rates import _RATIO_KINDS, RatioConstraint, parse_constraints
+    from safeclf.methods.ramp.rates import _RATIO_KINDS, parse_constraints
 
-    for i, item in enumerate(items or []):
+    for i, item in enumerate(items or []):  # before parsing, whose message would name kappa
         if isinstance(item, Mapping) and item.get("rate") in _RATIO_KINDS \
                 and "min" not in item and "kappa" not in item:
             raise ValueError(f"{where}[{i}] needs min (the ratio's lower bound κ)")
-    parsed = parse_constraints(_items(items), where)
-    for i, c in enumerate(parsed):
-        if isinstance(c, RatioConstraint) and c.kappa is None:
-            raise ValueError(f"{where}[{i}] needs min (the ratio's lower bound κ)")
-    return parsed
+    return parse_constraints(_items(items), where)
 
 
 def promises(items, y_pos, rows, info=None, where: str = "promises") -> list[Promise]:

@@ -171,41 +171,6 @@ class Promise:
                              f"got {self.rule!r}")
 
 
-def per_pair(promise: Promise, groups, compare: str | None = None, protected=None,
-             dataset_privileged=None, where: str = "promise") -> list[Promise]:
-    """A promise on a ratio or difference of group rates, expanded into one promise per
-    compared pair (:func:`safeclf.groups.comparisons`; ``compare`` None: each group against
-    the privileged one with more than two groups, the two-group meaning with two).
-
-    The privileged group is the quantity's, else ``dataset_privileged`` (``worst_pair`` needs
-    none). A single pair keeps the promise's name; several are named ``<name>_<pair>``
-    (``fairness_b``). Each statement is ``<statement> [<group> vs <privileged>]`` unless the
-    statement already names the pair. ``groups`` are the labels of the rows the pairs are
-    found in (the training rows: the test rows are then checked pair by pair)."""
-    from dataclasses import replace
-
-    from safeclf import groups as G
-
-    q = promise.quantity
-    if not q.compares_groups:
-        return [promise]
-    privileged = q.privileged if q.privileged is not None else dataset_privileged
-    compare = compare or G.default_compare(groups, protected if q.protected is None
-                                           else q.protected)
-    pairs = G.comparisons(groups, privileged, compare,
-                          protected if q.protected is None else q.protected, where)
-    out = []
-    for pair in pairs:
-        name = promise.name if len(pairs) == 1 else f"{promise.name}_{pair.suffix(compare)}"
-        statement = promise.statement
-        if pair.describe() not in statement:
-            statement = f"{statement} [{pair.describe()}]"
-        out.append(replace(promise, name=name, statement=statement,
-                           quantity=replace(q, privileged=pair.privileged,
-                                            protected=pair.protected)))
-    return out
-
-
 def no_promise(method: str, why: str) -> Promise:
     """The explicit statement that a model promises nothing (proset, the baselines, ...)."""
     why = why.removeprefix("none: ")

@@ -182,20 +182,6 @@ def test_n_needed_is_infinite_on_the_bound():
     assert "n_needed" not in judge(p, Evidence(1, 1000), 0.95, 1000).extra  # conclusive
 
 
-def test_a_declared_ratio_promise_is_expanded_per_pair():
-    from safeclf.promises import per_pair
-
-    g = np.array(list("aabbcc"))
-    p = Promise("fair", "s_p ratio ≥ 0.8", Quantity("ratio"), ">=", 0.8, "declared", "user")
-    out = per_pair(p, g, dataset_privileged="a")
-    assert [(x.name, x.quantity.protected, x.quantity.privileged) for x in out] == [
-        ("fair_b", "b", "a"), ("fair_c", "c", "a")]
-    assert out[0].statement == "s_p ratio ≥ 0.8 [b vs a]"
-    two = per_pair(p, np.array(list("aabb")), dataset_privileged="a")
-    assert [(x.name, x.quantity.protected) for x in two] == [("fair", None)]
-    assert len(per_pair(p, g, compare="worst_pair")) == 6
-
-
 def test_group_thresholds_give_each_group_its_own_threshold_and_ratio(data):
     """The baseline hid the large group's disparity too (pooled: b/a ≈ 0.54 while the pooled
     ratio meets κ); with more than two groups it now thresholds and constrains each group."""
