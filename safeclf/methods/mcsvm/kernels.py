@@ -56,35 +56,81 @@ class Kernel:
 KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2}
 
 
-@njit(cache=True)
-def _kernel_row(X, i, code, gamma, degree, coef0, out):
-    """out[t] = K(x_i, x_t) for every training point t (float64 arithmetic, stored as float32).
+#: ln 2 split in two (Cody–Waite): k·LN2_HI is exact for the |k| < 2¹¹ of a kernel row
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93145751953125e-1
+_LN2_LO = 1.42860682030941723212e-6
 
-    RBF uses the difference x_i − x_t directly (no ‖a‖² + ‖b‖² − 2aᵀb cancellation), and the
-    library exponential (benchmarks/mcsvm_exp.py: faster here than a hand-written one)."""
-    n, d = X.shape
+
+@njit(cache=True, fastmath=True)
+def _kernel_row(XT, i, code, gamma, degree, coef0, out, work):
+    """out[t] = K(x_i, x_t) for every training point t, float64 arithmetic stored as float32.
+
+    ``XT`` holds the points as columns (d, n), so every loop runs over t on contiguous memory
+    and compiles to vector instructions; ``work`` (2, n) is scratch. RBF uses the difference
+    x_i − x_t directly (no ‖a‖² + ‖b‖² − 2aᵀb cancellation) and :func:`_exp_rows`."""
+    d, n = XT.shape
+    s = work[0]
+    s[:] = 0.0
+    for c in range(d):
+        xc = XT[c, i]
+        if code == 2:
+            for t in range(n):
+                diff = xc - XT[c, t]
+                s[t] += diff * diff
+        else:
+            for t in range(n):
+                s[t] += xc * XT[c, t]
     if code == 2:
         for t in range(n):
-            s = 0.0
-            for c in range(d):
-                diff = X[i, c] - X[t, c]
-                s += diff * diff
-            out[t] = np.exp(-gamma * s)
+            s[t] *= -gamma
+        _exp_rows(s, work[1].view(np.int64), out)
+    elif code == 1:
+        for t in range(n):
+            base = gamma * s[t] + coef0
+            v = 1.0
+            for _ in range(degree):
+                v *= base
+            out[t] = v
     else:
         for t in range(n):
-            s = 0.0
-            for c in range(d):
-                s += X[i, c] * X[t, c]
-            if code == 1:
-                base = gamma * s + coef0
-                s = 1.0
-                for _ in range(degree):
-                    s *= base
-            out[t] = s
+            out[t] = s[t]
+
+
+@njit(cache=True, fastmath=True)
+def _exp_rows(x, bits, out):
+    """out[t] = exp(x[t]) for x ≤ 0 (an RBF exponent), overwriting ``x``; ``bits`` is int64
+    scratch. Range reduction x = k ln 2 + r, |r| ≤ ln 2 / 2, a degree-11 Taylor polynomial for
+    eʳ (relative error < 1e-13, far below the float32 the row is stored in) and 2ᵏ built from
+    its exponent bits; below −708 the value is 0 (it is below float32's smallest number
+    anyway). Written without calls or branches so that it compiles to vector instructions:
+    the library exponential, called per value, does not (benchmarks/mcsvm_exp.py)."""
+    n = x.size
+    for t in range(n):
+        v = max(x[t], -708.0)
+        k = np.floor(v * _LOG2E + 0.5)
+        r = (v - k * _LN2_HI) - k * _LN2_LO
+        p = 1.0 / 39916800.0
+        p = p * r + 1.0 / 3628800.0
+        p = p * r + 1.0 / 362880.0
+        p = p * r + 1.0 / 40320.0
+        p = p * r + 1.0 / 5040.0
+        p = p * r + 1.0 / 720.0
+        p = p * r + 1.0 / 120.0
+        p = p * r + 1.0 / 24.0
+        p = p * r + 1.0 / 6.0
+        p = p * r + 0.5
+        p = p * r + 1.0
+        p = p * r + 1.0
+        bits[t] = (np.int64(k) + 1023) << 52
+        x[t] = p
+    scale = bits.view(np.float64)
+    for t in range(n):
+        out[t] = x[t] * scale[t]
 
 
 @njit(cache=True)
-def fetch_row(i, X, code, gamma, degree, coef0, store, slot_of, owner, last_used, state):
+def fetch_row(i, XT, code, gamma, degree, coef0, store, slot_of, owner, last_used, state, work):
     """The cache slot holding K[i, :], computing the row on a miss (least recently used slot
     evicted once the cache is full). ``state`` = [clock, slots in use, rows computed].
 
@@ -102,7 +148,7 @@ def fetch_row(i, X, code, gamma, degree, coef0, store, slot_of, owner, last_used
                 if last_used[u] < last_used[s]:
                     s = u
             slot_of[owner[s]] = -1
-        _kernel_row(X, i, code, gamma, degree, coef0, store[s])
+        _kernel_row(XT, i, code, gamma, degree, coef0, store[s], work)
         owner[s] = i
         slot_of[i] = s
         state[2] += 1
@@ -121,7 +167,9 @@ class KernelCache:
     def __init__(self, kernel: Kernel, X: np.ndarray, max_bytes: float):
         self.kernel = kernel
         self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.XT = np.ascontiguousarray(self.X.T)  # points as columns: the row loops run over t
         n = X.shape[0]
+        self.work = np.empty((2, n))  # the compiled row computation's scratch
         self.capacity = int(max(2, min(n, max_bytes // (4 * max(n, 1)))))
         self.store = np.empty((self.capacity, n), dtype=np.float32)
         self.slot_of = np.full(n, -1, dtype=np.int64)
@@ -139,7 +187,8 @@ class KernelCache:
         return int(self.state[2])
 
     def arrays(self) -> tuple:
-        """What the compiled solver takes: X, kernel code and parameters, then the cache arrays."""
+        """What the compiled solver takes: the points as columns, kernel code and parameters,
+        then the cache arrays and the scratch."""
         k = self.kernel
-        return (self.X, KERNEL_CODES[k.name], k.gamma, k.degree, k.coef0, self.store,
-                self.slot_of, self.owner, self.last_used, self.state)
+        return (self.XT, KERNEL_CODES[k.name], k.gamma, k.degree, k.coef0, self.store,
+                self.slot_of, self.owner, self.last_used, self.state, self.work)
