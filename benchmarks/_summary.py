@@ -57,7 +57,8 @@ def main(argv: list[str]) -> int:
     print(f"\n{'figure':<{width}}  {'value':>9}  {'target':<12}  met")
     for f in figures:
         label = f"{f['benchmark']}: {f['figure']}"
-        target = f"{'≤' if f['sense'] == '<=' else '≥'} {f['target']:g} {f['unit']}"
+        target = "—" if f["target"] is None else (
+            f"{'≤' if f['sense'] == '<=' else '≥'} {f['target']:g} {f['unit']}")
         print(f"{label:<{width}}  {f['value']:>9.3g}  {target:<12}  {'yes' if f['met'] else 'NO'}")
     for script in failed:
         print(f"{script}: failed (exit status not 0)")
