@@ -6,7 +6,7 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import Bounds, minimize
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
@@ -15,8 +15,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
+from safeclf.blas import limit_threads
 from safeclf.errors import DataError
 from safeclf.methods.proset.objective import BatchObjective, kernel_sum
 from safeclf.methods.proset.sampling import check_min_cases, draw_candidates
@@ -169,7 +169,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         if self.engine == "package":
             self._fit_package(X, codes, **params)
             return self
-        with threadpool_limits(limits=self.blas_threads):
+        with limit_threads(self.blas_threads):
             self._fit_batches(X, codes, counts, started=cpu_start, **params)
         return self
 
@@ -273,7 +273,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         q = np.tile(self.marginals_, (X.shape[0], 1))
         batches = self.batches_ if n_batches is None else self.batches_[:n_batches]
-        with threadpool_limits(limits=self.blas_threads):
+        with limit_threads(self.blas_threads):
             for b in batches:
                 self._add_batch(X, b, q)
         return q
@@ -304,7 +304,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         q = np.tile(self.marginals_, (X.shape[0], 1))
         yield q / q.sum(axis=1, keepdims=True)
-        with threadpool_limits(limits=self.blas_threads):
+        with limit_threads(self.blas_threads):
             for b in self.batches_:
                 self._add_batch(X, b, q)
                 yield q / q.sum(axis=1, keepdims=True)
@@ -432,7 +432,7 @@ def _lbfgsb(obj, theta0, D, weight_scale, memory, factr, max_iter, started=0.0):
         trace.append((time.process_time() - started, float(intermediate_result.fun)))
 
     res = minimize(scaled, theta0 / scale, jac=True, method="L-BFGS-B",
-                   bounds=[(0.0, None)] * theta0.size, callback=record,
+                   bounds=Bounds(0.0, np.inf), callback=record,
                    options={"ftol": factr * _EPS, "gtol": 1e-5, "maxcor": int(memory),
                             "maxiter": max_iter, "maxfun": 2 * max_iter})
     res.x = res.x * scale
