@@ -33,7 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
 from safeclf.methods.mcsvm.kernels import fetch_row
 from safeclf.solver_status import SolverStatus, iteration_status, settle
@@ -99,9 +100,6 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, whole, X, code, ga
     lo = np.empty(m)
     ri = np.empty(q, dtype=np.float32)  # K(x_i, x_W[t]) in the active order
     rj = np.empty(q, dtype=np.float32)
-    score = np.empty(q)
-    Fb = F.view(np.int64)
-    box = np.empty(1, dtype=np.int64)
     na = q  # active points: positions 0 .. na − 1
     every = min(q, 100)
     countdown = every
@@ -121,11 +119,11 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, whole, X, code, ga
         k = (k + 1) % m
         # max of F over I_up(k), min over I_low(k): the block's gap
         if not ahead:
-            hik, lok = _extremes(Fb, upf[k], lowf[k], na, low_bits)
+            hik, lok = _extremes(F, upf[k], lowf[k], na, low_bits)
         ahead = False
         i = low_bits - (hik & low_bits)
         Fi = F[i] if hik != _KMIN else -_BIG
-        gaps[k] = Fi - _value(lok, box)
+        gaps[k] = Fi - _value(lok)
         if gaps[k] <= tol:
             calm += 1
             if calm >= m:
@@ -136,10 +134,10 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, whole, X, code, ga
         si = fetch_row(W[i], X, code, gamma, degree, coef0, store, slot_of, owner, last_used,
                        state, work)
         rowi = store[si] if whole else _gather(store[si], W, na, ri)
-        best = _scores(F, kd, rowi, lowf[k], Fi, kd[i], eta, na, score, low_bits)
-        j = low_bits - (best & low_bits)
-        if score[j] <= 0.0:
+        best = _best_j(F, kd, rowi, lowf[k], Fi, kd[i], eta, na, low_bits)
+        if best == _KMIN:  # no t ∈ I_low(k) with F_t < F_i
             break
+        j = low_bits - (best & low_bits)
         diff_j = Fi - F[j]
         curv_j = max(eta * ((kd[i] + kd[j]) - 2.0 * np.float64(rowi[j])), 1e-12)
         # capacity of each block along the direction (i up, j down in y α)
@@ -184,47 +182,72 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, whole, X, code, ga
         rowi = store[si]  # still cached: the row fetched last is never evicted
         rowi = rowi if whole else _gather(rowi, W, na, ri)
         rowj = store[sj] if whole else _gather(store[sj], W, na, rj)
-        _update(F, rowi, rowj, eta * step, na)
-        hik, lok = _extremes(Fb, upf[kn], lowf[kn], na, low_bits)
+        hik, lok = _update(F, rowi, rowj, eta * step, upf[kn], lowf[kn], na, low_bits)
         ahead = True
         pairs += 1
     return pairs
 
 
+@intrinsic
+def _bits(typingctx, x):
+    """The int64 with the bits of the float64 ``x`` (a bit cast, no conversion)."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.int64))
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _from_bits(typingctx, b):
+    """The float64 whose bits are the int64 ``b``."""
+    if b != types.int64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float64))
+    return types.float64(types.int64), codegen
+
+
 @njit(cache=True, inline="always")
-def _key(bits):
-    """An int64 that orders as the float64 whose bits are ``bits`` (flip the magnitude bits
-    of negatives). Maxima and minima are taken over these keys: integer reductions compile to
-    vector instructions, float ones (with their NaN rules) do not."""
-    return bits ^ ((bits >> 63) & _LOW63)
+def _key(x):
+    """An int64 that orders as the float64 ``x`` (its bits, the magnitude bits of negatives
+    flipped). Maxima and minima are taken over these keys: integer reductions compile to vector
+    instructions, float ones (with their NaN rules) do not."""
+    b = _bits(x)
+    return b ^ ((b >> 63) & _LOW63)
 
 
 @njit(cache=True)
-def _value(key, box):
-    """The float64 whose key (:func:`_key`) is ``key``; ±_BIG for the empty-set keys.
-    ``box`` is a one-element int64 scratch array, to reinterpret the bits."""
+def _value(key):
+    """The float64 whose key (:func:`_key`) is ``key``; ±_BIG for the empty-set keys."""
     if key == _KMIN:
         return -_BIG
     if key == _KMAX:
         return _BIG
-    box[0] = _key(key)
-    return box.view(np.float64)[0]
+    return _from_bits(key ^ ((key >> 63) & _LOW63))
+
+
+@njit(cache=True, inline="always")
+def _at(key, t, top, low_bits):
+    """``key`` with its ``low_bits`` (2ᵇ − 1 ≥ the number of points) replaced by
+    ``low_bits`` − t: a maximum of such keys gives its position too (position =
+    low_bits − (key & low_bits)), the first of the values equal to within the dropped bits (a
+    relative 2⁻³⁹ for 5,000 points)."""
+    return (key & top) | (low_bits - t)
 
 
 @njit(cache=True, fastmath=True)
-def _extremes(Fb, up, low, na, low_bits):
-    """(max over ``up``, min over ``low``) of F among the active points, F given by its bits
-    ``Fb``, as keys (:func:`_key`); (_KMIN, _KMAX) when empty.
-
-    The maximum's key carries its position: its ``low_bits`` (2ᵇ − 1 ≥ na) are replaced by
-    ``low_bits`` − t, so the pass finds the argmax too (position = low_bits − (key & low_bits),
-    the first of the values equal to within the dropped bits: a relative 2⁻³⁹ for 5,000
-    points). The minimum's key is exact."""
+def _extremes(F, up, low, na, low_bits):
+    """(max over ``up``, min over ``low``) of F among the active points, as keys
+    (:func:`_key`); the maximum's key carries its position (:func:`_at`), the minimum's is
+    exact; (_KMIN, _KMAX) when empty."""
     hi, lo = _KMIN, _KMAX
     top = ~low_bits
     for t in range(na):
-        key = _key(Fb[t])
-        ku = (key & top) | (low_bits - t) if up[t] else _KMIN
+        key = _key(F[t])
+        ku = _at(key, t, top, low_bits) if up[t] else _KMIN
         kl = key if low[t] else _KMAX
         hi = ku if ku > hi else hi
         lo = kl if kl < lo else lo
@@ -240,29 +263,37 @@ def _gather(row, W, na, out):
 
 
 @njit(cache=True, fastmath=True)
-def _scores(F, kd, ri, low, Fi, kdi, eta, na, score, low_bits):
-    """LIBSVM's second-order scores (F_i − F_t)² / (η (K_ii + K_tt − 2 K_it)) over the active
-    t ∈ I_low with F_t < F_i (−1 elsewhere), into ``score``; returns the key of their maximum,
-    carrying its position as in :func:`_extremes`."""
+def _best_j(F, kd, ri, low, Fi, kdi, eta, na, low_bits):
+    """The key (carrying its position, :func:`_at`) of the largest of LIBSVM's second-order
+    scores (F_i − F_t)² / (η (K_ii + K_tt − 2 K_it)) over the active t ∈ I_low with F_t < F_i;
+    _KMIN when there is none."""
+    best = _KMIN
+    top = ~low_bits
     for t in range(na):
         diff = Fi - F[t]
         curv = eta * ((kdi + kd[t]) - 2.0 * np.float64(ri[t]))
         curv = curv if curv > 1e-12 else 1e-12
-        score[t] = diff * diff / curv if low[t] and diff > 0.0 else -1.0
-    sb = score.view(np.int64)
-    best = _KMIN
-    top = ~low_bits
-    for t in range(na):
-        key = (_key(sb[t]) & top) | (low_bits - t)
+        score = diff * diff / curv if low[t] and diff > 0.0 else -1.0
+        key = _at(_key(score), t, top, low_bits)
         best = key if key > best else best
-    return best
+    return best if _value(best) > 0.0 else _KMIN
 
 
 @njit(cache=True, fastmath=True)
-def _update(F, ri, rj, c, na):
-    """F_t −= c (K_it − K_jt) on the active points."""
+def _update(F, ri, rj, c, up, low, na, low_bits):
+    """F_t −= c (K_it − K_jt) on the active points; returns the extremes of the new F for the
+    block whose flags are ``up``, ``low`` (as :func:`_extremes`), found in the same pass."""
+    hi, lo = _KMIN, _KMAX
+    top = ~low_bits
     for t in range(na):
-        F[t] = F[t] - c * (np.float64(ri[t]) - np.float64(rj[t]))
+        f = F[t] - c * (np.float64(ri[t]) - np.float64(rj[t]))
+        F[t] = f
+        key = _key(f)
+        ku = _at(key, t, top, low_bits) if up[t] else _KMIN
+        kl = key if low[t] else _KMAX
+        hi = ku if ku > hi else hi
+        lo = kl if kl < lo else lo
+    return hi, lo
 
 
 @njit(cache=True)
@@ -270,12 +301,10 @@ def _shrink(W, a, C, pos, F, kd, upf, lowf, hi, lo, na, low_bits):
     """Move the active points that can be in no violating pair behind the active ones; returns
     the new number of active points."""
     m = a.shape[0]
-    Fb = F.view(np.int64)
-    box = np.empty(1, dtype=np.int64)
     for b in range(m):
-        hik, lok = _extremes(Fb, upf[b], lowf[b], na, low_bits)
+        hik, lok = _extremes(F, upf[b], lowf[b], na, low_bits)
         hi[b] = F[low_bits - (hik & low_bits)] if hik != _KMIN else -_BIG
-        lo[b] = _value(lok, box)
+        lo[b] = _value(lok)
     u = 0
     while u < na:
         out = True
