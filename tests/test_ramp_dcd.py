@@ -147,3 +147,57 @@ def test_polish_is_used_where_its_factor_is_cheap_against_the_epochs():
     assert svm._polish_pays(rows(40_000, 105))
     assert not svm._polish_pays(rows(40_000, 500))
     assert svm._polish_pays(rows(400_000, 500))
+
+
+def test_dual_path_starts_from_the_interpolated_duals():
+    """Along one multiplier search the costs are affine in v: the duals of two solved points
+    combined with the weights that make v lie in v's box, give ũ as the same combination and,
+    where both points share which duals sit at 0, at their cost or between (no breakpoint of
+    the solution path between them), are v's optimum to the solves' own accuracy,
+    while the duals of the nearer point alone (rescaled to v's costs) are far from it."""
+    from safeclf.methods.ramp.dcd import DualPath
+
+    X, a_pos, a_neg = _instance(9, n=300)
+    b_pos, b_neg = np.roll(a_pos, 7), np.roll(a_neg, 3)  # the constraint's weights
+    lam, n = 1e-2, X.shape[0]
+
+    def costs(v):
+        return (2 / lam) * (a_pos + v * b_pos), (2 / lam) * (a_neg + v * b_neg)
+
+    state = DualState(n, 0)
+    path = DualPath(state)
+    solved = {}
+    for v in (0.300, 0.301):
+        path.start(v)
+        solved[v] = dcd_solve(X, *costs(v), 1.0, state, 1e-11, 10**6)
+        path.record(v)
+    v, t = 0.3002, 0.8  # v = 0.8 · 0.300 + 0.2 · 0.301
+    path.start(v)
+    c_pos, c_neg = costs(v)
+    assert np.all((state.alpha_pos >= 0) & (state.alpha_pos <= c_pos * (1 + 1e-12)))
+    assert np.all((state.alpha_neg >= 0) & (state.alpha_neg <= c_neg * (1 + 1e-12)))
+    u, _, primal, dual, _ = dcd_solve(X, c_pos, c_neg, 1.0, state, 0.0, 0)
+    np.testing.assert_allclose(u, t * solved[0.300][0] + (1 - t) * solved[0.301][0], atol=1e-9)
+    scale = float(c_pos.sum() + c_neg.sum())  # P(0)
+    assert primal - dual <= 1e-9 * scale
+    near = DualState(n, 0)  # the nearer point's duals, carried to v's costs by rescaling
+    dcd_solve(X, *costs(0.30), 1.0, near, 1e-11, 10**6)
+    *_, p2, d2, _ = dcd_solve(X, c_pos, c_neg, 1.0, near, 0.0, 0)
+    assert p2 - d2 > 1e6 * max(primal - dual, 1e-15)
+
+
+def test_dual_path_keeps_the_latest_point_and_its_neighbours():
+    """At most three copies of the duals: the latest point and the nearest on each side;
+    outside the evaluated range the nearest point's duals are the start."""
+    from safeclf.methods.ramp.dcd import DualPath
+
+    state = DualState(4, 0)
+    path = DualPath(state)
+    for v in (0.0, 1.0, 0.5, 0.25, 0.4):
+        state.alpha_pos[:] = v
+        path.record(v)
+    assert [p[0] for p in path.points] == [0.25, 0.4, 0.5]
+    path.start(0.9)
+    assert np.all(state.alpha_pos == 0.5)
+    path.start(0.45)
+    np.testing.assert_allclose(state.alpha_pos, 0.45)

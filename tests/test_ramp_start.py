@@ -76,3 +76,33 @@ def test_a_step_no_iterate_improves_is_solved_again_more_exactly():
     merits = [h["merit"] for h in est.history_ if h["accepted"]]
     assert all(b <= a + 1e-12 for a, b in zip(merits, merits[1:], strict=False))
     assert abs(est.constraint_values_[0]["train_randomized"] - 0.8) <= 0.002
+
+
+def test_warm_start_follows_a_kappa_path_from_the_previous_solution():
+    """warm_start: the next κ starts from the fitted w, b and multiplier, so it takes fewer
+    majorization steps and cutting-plane points than the same fit started at zero, keeps its
+    promise (predict's training ratio ≥ κ) at a comparable objective; without warm_start, or
+    on other features, a refit is the cold fit."""
+    X, y, g = _biased(4000, seed=3)
+
+    def ramp(kappa, **kw):
+        return RampClassifier(constraints=[{"rate": "fairness_ratio", "privileged": "P"}],
+                              kappa=kappa, lam="1/n", start="zero", random_state=0, **kw)
+
+    path = ramp(0.8, warm_start=True).fit(X, y, groups=g)
+    assert path.coarse_rows_ == []
+    previous = (path.coef_.copy(), path.multipliers_.copy())
+    cold = ramp(0.9).fit(X, y, groups=g)
+    path.set_params(kappa=0.9).fit(X, y, groups=g)
+    assert not np.allclose(path.coef_, previous[0]) and path.multipliers_[0] > previous[1][0]
+    for est in (path, cold):
+        assert _ratio(est, X, g) >= 0.9 and est.solver_status_ == "optimal"
+    # measured: 6 against 14 steps, 26 against 55 points, objective 0.2571 against 0.2575
+    assert path.n_mm_iter_ < cold.n_mm_iter_
+    assert sum(path.n_cp_iter_) < sum(cold.n_cp_iter_)
+    assert path.objective_value_ <= cold.objective_value_ + 0.005
+    again = path.set_params(warm_start=False).fit(X, y, groups=g)
+    np.testing.assert_array_equal(again.coef_, cold.coef_)
+    narrow = path.set_params(warm_start=True).fit(X[:, :3], y, groups=g)  # other features
+    fresh = ramp(0.9).fit(X[:, :3], y, groups=g)
+    np.testing.assert_array_equal(narrow.coef_, fresh.coef_)

@@ -103,9 +103,9 @@ def _rescale(old_c, new_c, alpha, active):
 
 @njit(cache=True)
 def _solve(data, indices, indptr, n, d, s, c_pos, c_neg, a_pos, a_neg, old_pos,
-           old_neg, z_old, gap_tol, max_epochs, rng, shrinking, pg_tol0):
+           old_neg, z_old, qd, gap_tol, max_epochs, rng, shrinking, pg_tol0):
     """In place on a_pos, a_neg, old_pos, old_neg (set to c_pos, c_neg) and z_old (set to z);
-    returns (ũ, z, P, D, epochs)."""
+    ``qd`` holds ‖x̃_i‖²; returns (ũ, z, P, D, epochs)."""
     # carry the duals to the box of the new costs and rebuild ũ from them
     u = np.zeros(d + 1)
     for i in range(n):
@@ -120,7 +120,6 @@ def _solve(data, indices, indptr, n, d, s, c_pos, c_neg, a_pos, a_neg, old_pos,
     primal, dual = _gap(data, indices, indptr, n, s, u, c_pos, c_neg, a_pos, a_neg, z)
     if primal - dual <= gap_tol or max_epochs == 0:
         return u, z, primal, dual, 0
-    qd = _sq_norms(data, indptr, n, s)
     # coordinates: 2i for the −1 side of row i, 2i + 1 for the +1 side (cost > 0 only)
     index = np.empty(2 * n, dtype=np.int64)
     full = 0
@@ -227,6 +226,7 @@ class DualState:
         self.z = np.full(n, np.nan)  # nan: no solution yet, every side starts at 0
         self.rng = np.array([(int(seed) * 2654435761 + 1) % 2**64 or 1], dtype=np.uint64)
         self._view = None  # (X, its CSR copy) for dense input
+        self._norms = None  # (X as read, s, ‖x̃_i‖²)
 
     def rows(self, X):
         """X as the solver reads it: float64 CSR, any other X converted once and kept."""
@@ -237,6 +237,52 @@ class DualState:
         if self._view is None or self._view[0] is not X:
             self._view = (X, sp.csr_matrix(X, dtype=np.float64))
         return self._view[1]
+
+    def sq_norms(self, X, s: float) -> np.ndarray:
+        """‖x̃_i‖² = ‖x_i‖² + s² of the rows of X as :meth:`rows` reads it, computed once."""
+        if self._norms is None or self._norms[0] is not X or self._norms[1] != s:
+            self._norms = (X, s, _sq_norms(X.data, X.indptr, X.shape[0], s))
+        return self._norms[2]
+
+
+class DualPath:
+    """Warm starts along one multiplier search (m = 1, one majoriser): the costs are affine in
+    v there, C(v) = C₀ + v·C₁, so for v between two evaluated multipliers v₁ < v < v₂ the convex
+    combination of their duals, with the weights that make v of v₁ and v₂, lies in the box of
+    C(v), and ũ of it is the same combination of theirs; where the solution path of this
+    parametric QP is affine (between its breakpoints) that is the solution itself. Outside
+    the evaluated range the nearest point's duals are the start. :meth:`start` sets ``state``
+    before a solve at v, :meth:`record` keeps the solve's duals; the latest point and its
+    nearest neighbour on each side are kept (at most three copies of the duals)."""
+
+    FIELDS = ("alpha_pos", "alpha_neg", "cost_pos", "cost_neg", "z")
+
+    def __init__(self, state: DualState):
+        self.state = state
+        self.points: list[tuple[float, tuple[np.ndarray, ...]]] = []
+
+    def start(self, v: float) -> None:
+        below = [p for p in self.points if p[0] <= v]
+        above = [p for p in self.points if p[0] >= v]
+        lo = max(below, key=lambda p: p[0]) if below else None
+        hi = min(above, key=lambda p: p[0]) if above else None
+        if lo is None and hi is None:
+            return
+        if lo is None or hi is None or lo[0] == hi[0]:
+            for name, arr in zip(self.FIELDS, (lo or hi)[1], strict=True):
+                getattr(self.state, name)[:] = arr
+            return
+        t = (hi[0] - v) / (hi[0] - lo[0])  # v = t·v₁ + (1 − t)·v₂
+        for name, a, b in zip(self.FIELDS, lo[1], hi[1], strict=True):
+            np.add(t * a, (1.0 - t) * b, out=getattr(self.state, name))
+
+    def record(self, v: float) -> None:
+        arrays = tuple(getattr(self.state, name).copy() for name in self.FIELDS)
+        keep = [p for p in self.points if p[0] != v]
+        below = [p for p in keep if p[0] < v]
+        above = [p for p in keep if p[0] > v]
+        self.points = ([max(below, key=lambda p: p[0])] if below else []) + [(v, arrays)] + (
+            [min(above, key=lambda p: p[0])] if above else [])
 
 
 def dcd_solve(X, c_pos, c_neg, s, state: DualState, gap_tol, max_epochs=1000, shrinking=True,
@@ -265,5 +311,6 @@ def dcd_solve(X, c_pos, c_neg, s, state: DualState, gap_tol, max_epochs=1000, sh
     return _solve(X.data, X.indices, X.indptr, n, d, float(s),
                   np.ascontiguousarray(c_pos, dtype=np.float64),
                   np.ascontiguousarray(c_neg, dtype=np.float64), state.alpha_pos,
-                  state.alpha_neg, state.cost_pos, state.cost_neg, state.z, float(gap_tol),
-                  int(max_epochs), state.rng, bool(shrinking), float(pg_tol))
+                  state.alpha_neg, state.cost_pos, state.cost_neg, state.z,
+                  state.sq_norms(X, float(s)), float(gap_tol), int(max_epochs), state.rng,
+                  bool(shrinking), float(pg_tol))

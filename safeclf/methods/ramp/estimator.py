@@ -115,6 +115,14 @@ class RampClassifier(LinearBinaryClassifier):
         ``COARSE_ROWS`` (100,000) training rows on, where the zero start takes minutes, "zero"
         below, where it reproduces the paper's algorithm. A coarse fit that fails (e.g. a
         constraint's subset is empty on the sample) falls back to "zero".
+    warm_start : bool, default False
+        scikit-learn's: when True and the estimator is already fitted (same features, same
+        number of constraints), Algorithm 1 starts from the fitted w, b and multipliers, each
+        inner dual at its cap where its hinge is active at the fitted scores (as the coarse
+        start does), instead of ``start``'s point. A grid solved as a path (``path: kappa``
+        in a spec) fits each point this way from the previous one. Like the coarse start it
+        ends at a local solution of the non-convex Problem 2 that may differ from the cold
+        start's (``benchmarks/ramp.py`` measures a κ path both ways).
     feasibility_tol : a constraint whose randomised training value exceeds its bound by more
         than this (in the constraint's linear form) makes ``fit`` raise InfeasibleError; one
         that the returned rule (``predict``'s) misses by more than this makes ``fit`` warn
@@ -169,6 +177,7 @@ class RampClassifier(LinearBinaryClassifier):
         "svm_max_iter": [Interval(Integral, 1, None, closed="left")],
         "inner_solver": [StrOptions({"auto", "dcd", "liblinear", "clarabel"})],
         "start": [StrOptions({"auto", "zero", "coarse"})],
+        "warm_start": ["boolean"],
         "feasibility_tol": [Interval(Real, 0, None, closed="left")],
         "prediction": [StrOptions({"deterministic", "randomized"})],
         "random_state": ["random_state"],
@@ -184,8 +193,8 @@ class RampClassifier(LinearBinaryClassifier):
                  fit_intercept=True, intercept_scaling=1.0,
                  max_multiplier=100.0, max_mm_iter=50, mm_tol=1e-3,
                  max_cp_iter=30, tol=1e-4, svm_tol=1e-2, svm_max_iter=5000, inner_solver="auto",
-                 start="auto", feasibility_tol=5e-3, prediction="deterministic",
-                 random_state=None):
+                 start="auto", warm_start=False, feasibility_tol=5e-3,
+                 prediction="deterministic", random_state=None):
         self.constraints = constraints
         self.kappa = kappa
         self.target = target
@@ -207,6 +216,7 @@ class RampClassifier(LinearBinaryClassifier):
         self.svm_max_iter = svm_max_iter
         self.inner_solver = inner_solver
         self.start = start
+        self.warm_start = warm_start
         self.feasibility_tol = feasibility_tol
         self.prediction = prediction
         self.random_state = random_state
@@ -307,7 +317,8 @@ class RampClassifier(LinearBinaryClassifier):
 
         started = time.perf_counter()
         seed = check_random_state(self.random_state).randint(2**31 - 1)
-        start = self._coarse_start(X, y, rows, privileged_group, prob, seed)
+        start = (self._warm(prob, seed) if self._can_warm_start(X, prob)
+                 else self._coarse_start(X, y, rows, privileged_group, prob, seed))
         # its products are matrix-vector and the polish's factors (d + 1)²: BLAS threads would
         # only spin, taking CPU from the runner's other jobs
         with one_blas_thread():
@@ -372,11 +383,21 @@ class RampClassifier(LinearBinaryClassifier):
                       f"feasibility_tol={self.feasibility_tol:g}; promises.csv says so")
 
     # -- where Algorithm 1 starts ----------------------------------------------------------------
+    def _can_warm_start(self, X, prob) -> bool:
+        """Whether ``warm_start`` applies: a fitted estimator with as many features and
+        constraints as this fit."""
+        return bool(self.warm_start) and hasattr(self, "coef_") and (
+            self.coef_.shape == (X.shape[1],) and self.multipliers_.shape == (prob.m,))
+
+    def _warm(self, prob, seed) -> dict:
+        """``mm.solve``'s start from this estimator's fitted w, b and multipliers
+        (``warm_start``)."""
+        self.coarse_rows_ = []
+        return _start_at(self.coef_, self.ramp_intercept_, self.multipliers_, prob, seed)
+
     def _coarse_start(self, X, y, rows, privileged_group, prob, seed) -> dict:
         """``mm.solve``'s start (w0, b0, v0 and the inner duals' state) from a fit on a
         random share of the rows (``start``), or {} for the zero start."""
-        from safeclf.methods.ramp.dcd import DualState
-
         self.coarse_rows_ = []
         n = X.shape[0]
         coarse = self.start == "coarse" or (self.start == "auto" and n >= COARSE_ROWS)
@@ -390,10 +411,7 @@ class RampClassifier(LinearBinaryClassifier):
         except (DataError, InfeasibleError, ValueError):
             return {}
         self.coarse_rows_ = [k] + list(getattr(est, "coarse_rows_", []))
-        state = DualState(n, seed)
-        state.z[:] = 2.0 * prob.z(est.coef_, est.ramp_intercept_)  # the inner solver's scale
-        return {"w0": est.coef_, "b0": est.ramp_intercept_, "v0": est.multipliers_,
-                "state": state}
+        return _start_at(est.coef_, est.ramp_intercept_, est.multipliers_, prob, seed)
 
     # -- choosing λ ----------------------------------------------------------------------------
     def _lam(self, X, y, rows, privileged_group=None):
@@ -584,6 +602,18 @@ class RampClassifier(LinearBinaryClassifier):
             out["objective"] = float("nan")
         out.update(monitor_values(self.monitors(), data, p))
         return out
+
+
+def _start_at(w, b, v, prob, seed) -> dict:
+    """``mm.solve``'s start at (w, b) with multipliers v: a fresh inner state whose scores are
+    those of (w, b) in the inner solver's scale, so each inner dual starts at its cap where
+    its hinge is active there (:class:`~safeclf.methods.ramp.dcd.DualState`)."""
+    from safeclf.methods.ramp.dcd import DualState
+
+    state = DualState(prob.X.shape[0], seed)
+    state.z[:] = 2.0 * prob.z(w, b)  # the inner solver's scale
+    return {"w0": np.array(w, dtype=float), "b0": float(b), "v0": np.array(v, dtype=float),
+            "state": state}
 
 
 def coarse_rows(y, groups, k, seed) -> np.ndarray:

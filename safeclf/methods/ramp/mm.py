@@ -24,7 +24,7 @@ from functools import partial
 import numpy as np
 
 from safeclf.methods.ramp.cutting_plane import G_TOL, cutting_plane
-from safeclf.methods.ramp.dcd import DualState
+from safeclf.methods.ramp.dcd import DualPath, DualState
 from safeclf.methods.ramp.svm import weighted_hinge_svm
 
 
@@ -141,13 +141,19 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
                                      cp_tol)
         loose = eps > cp_tol or g_tol > G_TOL
         maj = Majoriser.at(prob, prob.z(w, b))
+        # m = 1: each solve starts from the duals of the evaluated multipliers around it
+        path = DualPath(state) if prob.m == 1 else None
 
-        def evaluate(v, outer_gap, maj=maj, tol=cp_tol):
+        def evaluate(v, outer_gap, maj=maj, tol=cp_tol, path=path):
             weights = np.r_[1.0, v]
             a_pos, a_neg = weights @ maj.pos, weights @ maj.neg
+            if path is not None:
+                path.start(float(v[0]))
             res = weighted_hinge_svm(prob.X, a_pos, a_neg, prob.lam, prob.s, svm_tol,
                                      svm_max_iter, seed, inner_solver,
                                      gap_tol=inner_gap_target(outer_gap, tol), state=state)
+            if path is not None:
+                path.record(float(v[0]))
             bounds = maj.bounds(res.z)
             const = maj.K[0] + v @ (maj.K[1:] - prob.gamma)
             upper = bounds[0] + v @ (bounds[1:] - prob.gamma) + prob.reg(res.w, res.b)
