@@ -37,7 +37,9 @@ methods:
   - method: zafar
   - method: proset
     params: {n_candidates: 50, max_iter: 200}
-""",
+""" + ("""  - method: fairlearn_eg
+    params: {ratio_bound: 0.8, max_iter: 10}
+""" if importlib.util.find_spec("fairlearn") else ""),
     "selection": """
 name: selection
 seeds: 1

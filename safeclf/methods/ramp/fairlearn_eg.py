@@ -7,6 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -38,7 +39,10 @@ class FairlearnEG(ClassifierMixin, BaseEstimator):
     s_p(privileged) ≥ r² on the training data: the training-only promise it declares).
 
     ``predict`` is fairlearn's randomized rule (drawn with ``random_state``);
-    ``predict_proba`` its mixture probabilities."""
+    ``predict_proba`` its mixture probabilities. The fitted rule is kept as what those two
+    need, the logistic regressions fairlearn mixes (``predictors_``) and their weights
+    (``weights_``), not fairlearn's own object, whose pandas internals a saved model (skops)
+    cannot hold."""
 
     _parameter_constraints = {
         "eps": [Interval(Real, 0, None, closed="neither")],
@@ -71,13 +75,17 @@ class FairlearnEG(ClassifierMixin, BaseEstimator):
         EG, moments = _fairlearn()
         if groups is None:
             raise ValueError(f"FairlearnEG needs groups: {ROUTING_HINT}")
-        self.model_ = EG(LogisticRegression(C=self.C, max_iter=1000),
-                         constraints=moments[self.constraint](
-                             **({"ratio_bound": self.ratio_bound} if self.ratio_bound
-                                else {"difference_bound": self.eps})),
-                         max_iter=self.max_iter)
-        self.model_.fit(X, y, sensitive_features=np.asarray(groups))
-        self.n_iter_ = int(self.model_.last_iter_) + 1  # EG's iterations are counted from 0
+        model = EG(LogisticRegression(C=self.C, max_iter=1000),
+                   constraints=moments[self.constraint](
+                       **({"ratio_bound": self.ratio_bound} if self.ratio_bound
+                          else {"difference_bound": self.eps})),
+                   max_iter=self.max_iter)
+        model.fit(X, y, sensitive_features=np.asarray(groups))
+        weights = np.asarray(model.weights_, dtype=float)
+        used = np.flatnonzero(weights > 0)  # fairlearn predicts 0 for a predictor of weight 0
+        self.predictors_ = [model.predictors_.iloc[t] for t in used]
+        self.weights_ = weights[used]
+        self.n_iter_ = int(model.last_iter_) + 1  # EG's iterations are counted from 0
         # EG stops early once its gap is within its tolerance, else after max_iter
         self.solver_status_ = str(settle(iteration_status(self.n_iter_ < self.max_iter),
                                          "fairlearn_eg", detail=f"reached max_iter={self.max_iter}"))
@@ -86,10 +94,15 @@ class FairlearnEG(ClassifierMixin, BaseEstimator):
         return self
 
     def predict_proba(self, X):
+        """P(ŷ = 1 | x) of the mixture: Σ_h weight_h · h(x) (fairlearn's ``_pmf_predict``)."""
         check_is_fitted(self)
-        return self.model_._pmf_predict(X)
+        positive = np.zeros(len(X))
+        for weight, predictor in zip(self.weights_, self.predictors_):
+            positive += weight * predictor.predict(X)
+        return np.column_stack([1.0 - positive, positive])
 
     def predict(self, X):
-        check_is_fitted(self)
+        """One draw of the mixture per row, as fairlearn's ``predict``."""
         seed = self.random_state if isinstance(self.random_state, Integral) else 0
-        return self.model_.predict(X, random_state=seed)
+        positive = self.predict_proba(X)[:, 1]
+        return (positive >= check_random_state(seed).rand(positive.size)) * 1
