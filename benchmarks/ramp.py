@@ -23,8 +23,9 @@ Beside each κ's ratio: ramp's time over one unconstrained LIBLINEAR logistic-re
 the same rows (median of the same repeats), the floor a constrained fit cannot beat; and EG's
 time with one BLAS thread (as ramp runs, ``safeclf.blas``) and ramp's ratio against that: EG
 calls BLAS on 32,561 × 105 matrices hundreds of times, and OpenBLAS's threads on a shared
-2-core machine make it several times slower in wall and CPU time (the target is on EG as it
-runs by default; the one-thread figure is printed so that the ratio is read with it).
+2-core machine make it several times slower in wall and CPU time. The target is therefore on
+EG at the faster of the two configurations (default threads, one thread): a ratio against EG
+slowed by its thread pool would say nothing of either algorithm. Both EG times are printed.
 
 5. The κ path (0.5 → 0.8 → 0.9, as ``path: kappa`` runs it): each κ warm-started from the
    previous κ's fit (``warm_start``) against each started cold, medians of 3 interleaved
@@ -173,11 +174,16 @@ def adult_targets(kappas, repeats=3):
               f"{est.n_mm_iter_}/{sum(est.n_cp_iter_):<9} {t_c:6.1f} {t_c / t_f:6.2f} "
               f"{np.mean(pc != yt):.4f}/{_ratio(pc, gt):4.2f}   {t_r / floor:5.1f}×"
               f"{'':43}{t_1:6.1f} {t_r / t_1:5.2f}   {' '.join(loads)}", flush=True)
-        if not figure(f"ramp / EG, Adult, κ = {kappa}", t_r / t_f, RATIO_EG, "<=", "×",
-                      f"ramp {t_r:.2f} s, EG {t_f:.2f} s (medians of {repeats}; EG with one "
-                      f"BLAS thread {t_1:.2f} s, ramp / it {t_r / t_1:.2f}; load "
+        # the reference is EG at the faster of its two configurations: with the default
+        # BLAS threads it spends most of its time in OpenBLAS's spinning threads on this
+        # problem, which says nothing of either algorithm (ramp's fit uses one BLAS thread)
+        t_eg = min(t_f, t_1)
+        if not figure(f"ramp / EG (EG's faster configuration), Adult, κ = {kappa}", t_r / t_eg,
+                      RATIO_EG, "<=", "×",
+                      f"ramp {t_r:.2f} s, EG {t_eg:.2f} s (medians of {repeats}; EG with the "
+                      f"default BLAS threads {t_f:.2f} s, with one {t_1:.2f} s; load "
                       f"{' '.join(loads)})"):
-            missed.append(f"κ = {kappa}: ramp {t_r:.1f} s / EG {t_f:.1f} s = {t_r / t_f:.2f} "
+            missed.append(f"κ = {kappa}: ramp {t_r:.1f} s / EG {t_eg:.1f} s = {t_r / t_eg:.2f} "
                           f"(target ≤ {RATIO_EG})")
     # "equal or lower test error at its own ratio": each method reaches its own test ratio
     # (EG's is often below κ), so ramp's error is compared with EG's at ramp's ratio, on
