@@ -188,26 +188,22 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, whole, X, code, ga
     return pairs
 
 
-@intrinsic
-def _bits(typingctx, x):
-    """The int64 with the bits of the float64 ``x`` (a bit cast, no conversion)."""
-    if x != types.float64:
-        return None
+def _bit_cast(source, target):
+    """A compiled function giving the ``target`` value with the bits of its ``source`` value
+    (a bit cast, no conversion: float64 ↔ int64 here)."""
+    @intrinsic
+    def cast(typingctx, x):
+        if x != source:
+            return None
 
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.int64))
-    return types.int64(types.float64), codegen
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(target))
+        return target(source), codegen
+    return cast
 
 
-@intrinsic
-def _from_bits(typingctx, b):
-    """The float64 whose bits are the int64 ``b``."""
-    if b != types.int64:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float64))
-    return types.float64(types.int64), codegen
+_bits = _bit_cast(types.float64, types.int64)
+_from_bits = _bit_cast(types.int64, types.float64)
 
 
 @njit(cache=True, inline="always")
