@@ -59,6 +59,7 @@ from safeclf import ltt
 from safeclf.data import _take
 from safeclf.errors import DataError, SafeclfError
 from safeclf.promises import Evidence, Promise, rate_evidence
+from safeclf.promises import sizes as promise_sizes
 
 #: Quantity kinds certification can decide from counts.
 CERTIFIABLE = ("rate", "ratio", "difference")
@@ -207,8 +208,7 @@ def _counts(promises, part: Part, rules) -> list[tuple[np.ndarray, ...]]:
 
 def _sizes(promises, part: Part) -> list[Evidence]:
     """Each promise's sizes (rows counted) on ``part``, predictions not looked at."""
-    return [rate_evidence(p.quantity, part.y_pos, np.zeros_like(part.y_pos), part.rows)
-            for p in promises]
+    return [promise_sizes(p.quantity, part.y_pos, part.rows) for p in promises]
 
 
 def predicted_sizes(promises, cand: Part, n_safe: int) -> list[Evidence]:

@@ -47,6 +47,7 @@ import numpy as np
 
 from safeclf import bounds as B
 from safeclf.promises import Evidence, Promise, rate_evidence
+from safeclf.promises import sizes as promise_sizes
 
 NO_SOLUTION = "no_solution"
 #: The largest internal ratio target (a protected rate 3× the privileged one).
@@ -103,12 +104,6 @@ def _positive(est, part):
     classes = np.asarray(est.classes_)
     return (np.asarray(part.y) == classes[-1],
             np.asarray(est.predict(part.X)) == classes[-1])
-
-
-def _sizes(p: Promise, part, classes) -> Evidence:
-    """Group / subset sizes of ``p``'s quantity on ``part`` (predictions not looked at)."""
-    y_pos = np.asarray(part.y) == classes[-1]
-    return rate_evidence(p.quantity, y_pos, np.zeros_like(y_pos), part.rows)
 
 
 def n_bounds(p: Promise) -> int:
@@ -310,7 +305,8 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
                                + ("; approximate: the t-test bound's coverage is not "
                                   "guaranteed" if bnd.approximate else "")))
                  for p in promises]
-    sizes = [_sizes(p, safe, np.asarray(pilots[0][1].classes_)) for p in promises]
+    safe_pos = np.asarray(safe.y) == np.asarray(pilots[0][1].classes_)[-1]
+    sizes = [promise_sizes(p.quantity, safe_pos, safe.rows) for p in promises]
     candidates = []
     for setting, pilot in pilots:
         internal = _tightened(promises, pilot, cand_task, sizes, d, bnd)

@@ -404,6 +404,13 @@ def rate_evidence(q: Quantity, y_pos, pred_pos, rows) -> Evidence:
     raise ValueError(f"quantity {q.kind!r} needs its plugin's promise_evidence")
 
 
+def sizes(q: Quantity, y_pos, rows) -> Evidence:
+    """The sizes of quantity ``q`` on one part (the n, or n₁ and n₂, of :func:`rate_evidence`),
+    the predictions not looked at: what a held-back part will rest a test on."""
+    y_pos = np.asarray(y_pos, bool)
+    return rate_evidence(q, y_pos, np.zeros_like(y_pos), rows)
+
+
 def verdict(sense: str, bound: float, lower: float, upper: float) -> str:
     """holds / violated / inconclusive from an interval and the promised side of ``bound``."""
     if math.isnan(lower) or math.isnan(upper):

@@ -16,7 +16,6 @@ import itertools
 import json
 import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -842,14 +841,12 @@ def _check_certify(m: MethodEntry, plugin, where: str) -> None:
         if m.certify.test != "fixed_sequence":
             raise SpecError(f"{where}.certify.test: '{m.certify.test}' applies to how: "
                             "threshold (training makes one safety test)")
+        untightenable = getattr(plugin, "untightenable", None)
         for point in grid_points(m.params, f"{where}.params"):
-            for i, item in enumerate(point.get("constraints") or []):
-                rate = item.get("rate") if isinstance(item, Mapping) else None
-                if isinstance(rate, str) and rate.endswith("_difference"):
-                    raise SpecError(
-                        f"{where}.params.constraints[{i}]: certified training tightens rates "
-                        f"and ratios, not a difference ('{rate}'); certify it post hoc with "
-                        f"{where}.certify.how: threshold")
+            reason = untightenable(point) if untightenable else None
+            if reason:
+                raise SpecError(f"{where}.params.{reason}; certify it post hoc with "
+                                f"{where}.certify.how: threshold")
         return
     est = plugin.estimator
     if not (hasattr(est, "decision_function") or hasattr(est, "predict_proba")):

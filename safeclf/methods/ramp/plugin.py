@@ -3,6 +3,7 @@ shared metrics."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from numbers import Real
 
@@ -116,6 +117,17 @@ class RampPlugin(RowsPlugin):
         if isinstance(est.lam, Real) or not est._lam_by_cv(y):
             return [params]
         return [{**params, "lam": lam} for lam in est._lam_values(y.shape[0])]
+
+    def untightenable(self, params) -> str | None:
+        """Why certified training cannot take ``params`` (the parameter and the reason), or
+        None: the in-training tightening and its safety test know rates and ratios, not a
+        difference constraint (``*_difference``), which post-hoc certification takes."""
+        for i, item in enumerate(params.get("constraints") or []):
+            rate = item.get("rate") if isinstance(item, Mapping) else None
+            if isinstance(rate, str) and rate.endswith("_difference"):
+                return (f"constraints[{i}]: certified training tightens rates and ratios, not "
+                        f"a difference ('{rate}')")
+        return None
 
     def tightened_params(self, params, bounds, promises=None):
         """Parameters with each constraint's bound replaced (for certified training); with a
