@@ -193,13 +193,16 @@ def test_primal_fast_path_equals_cvxpy_model_and_dual():
     np.testing.assert_allclose(sol.b, b, atol=5e-3)
 
 
-def test_small_kernel_cache_gives_same_model():
+@pytest.mark.parametrize("working_set", [20, None])
+def test_small_kernel_cache_gives_same_model(working_set):
+    # subproblems of 20 points, or the whole problem with rows recomputed as the cache evicts
     X, y, _ = _toy(n=300, seed=2)
     big = MultiCostSVM(kernel="rbf", gamma=0.5, n_tau=3, calibration="none", tol=1e-5).fit(X, y)
     tiny_mib = 40 * 300 * 4 / 2**20  # room for 40 of the 300 rows
     small = MultiCostSVM(kernel="rbf", gamma=0.5, n_tau=3, calibration="none", tol=1e-5,
-                         cache_size=tiny_mib, working_set=20).fit(X, y)
+                         cache_size=tiny_mib, working_set=working_set).fit(X, y)
     assert small.cache_bytes_ <= tiny_mib * 2**20 < big.cache_bytes_
+    assert small.kernel_rows_computed_ > 300  # rows were evicted and computed again
     np.testing.assert_allclose(small.decision_function(X), big.decision_function(X), atol=5e-3)
 
 

@@ -12,14 +12,16 @@ solver keeps one vector F_i = −y_i G_i = wᵀφ(x_i) + y_i for all blocks. A b
 max over I_up(k) of F ≤ min over I_low(k) of F (the LIBSVM conditions), and its offset b_k then
 lies between the two (b_k = F_i for any free α_ik).
 
-Decomposition: each outer iteration picks the q points that violate these conditions most in any
-block and solves the subproblem in those q·m variables with SMO (blocks visited cyclically, pairs
-within a block by LIBSVM's second-order rule WSS2, the step split over every block where the
-pair is feasible), then updates F on every point with the kernel rows of the points whose ᾱ
-moved. When the cache holds every row (n² float32 within ``cache_size``) the subproblem is the
-whole problem; shrinking inside it (LIBSVM's rule) drops points that can be in no violating pair,
-and the outer loop then recomputes F on every point and confirms the KKT conditions on it (the
-stopping rule, max_k gap ≤ tol, is always checked on the full F).
+The solver (``working_set`` = n, the estimator's default) runs SMO on the whole problem in
+q = n·m variables: blocks visited cyclically, pairs within a block by LIBSVM's second-order
+rule WSS2, the step split over every block where the pair is feasible. Every point stays
+active, so F stays exact and the stopping rule (max_k gap ≤ tol) is checked on it directly.
+
+Decomposition (``working_set`` q < n): each outer iteration picks the q points that violate
+the conditions most in any block and solves the subproblem in those q·m variables with the
+same SMO, shrinking inside it (LIBSVM's rule: points that can be in no violating pair stop
+being updated), then updates F on every point with the kernel rows of the points whose ᾱ
+moved and checks the stopping rule on the full F.
 
 The whole iteration (selection, pair steps, gradient updates) runs in one numba-compiled loop;
 kernel rows are computed inside it when a pair first needs them, through the shared bounded
@@ -74,8 +76,9 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, whole, X, code, ga
     Each pair costs a few passes over the active points (block extremes, second-order scores,
     the gradient update), each a loop without calls or data-dependent branches over contiguous
     arrays, so that it compiles to vector instructions. When the subproblem is the ``whole``
-    problem (``W`` = 0 .. n − 1, the cache holding every row), the kernel rows are read as they
-    are cached and every point stays active, so F stays exact on every point. Otherwise the
+    problem (``W`` = 0 .. n − 1), the kernel rows are read as they are cached (the row of i
+    stays cached while j's is fetched: the cache never evicts its latest row) and every point
+    stays active, so F stays exact on every point. Otherwise the
     rows of i and j are first gathered into the subproblem's order, and the subproblem shrinks
     (as LIBSVM): every min(q, 100) pairs, a point at a bound in every block that violates no
     block's conditions (F_t below min_{I_low(k)} F while only in I_up(k), or above
@@ -380,7 +383,7 @@ def _solve(y, C, eta, tol, max_iter, q, alpha, F, mk, Mk, kdiag, X, code, gamma,
         gap = np.max(mk - Mk)
         if gap <= tol:
             return 0, outer, n_pairs, gap
-        if q >= n:  # the cache holds every row: the subproblem is the whole problem
+        if q >= n:  # the whole problem
             W = np.arange(n)
         else:  # the q/2 points most violating from above and the q/2 most violating from below
             for t in range(n):

@@ -92,7 +92,10 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
     cache_size : float
         Kernel cache bound in MiB (default 1024 = 1 GiB), shared by all τ blocks.
     working_set : int or None
-        Points per decomposition subproblem (None: as many as the cache holds).
+        Points per decomposition subproblem; None (the default): the whole problem, the
+        kernel rows read through the bounded cache (least recently used rows recomputed when
+        it cannot hold them all), which was faster than subproblems at every size measured
+        (benchmarks/mcsvm.py).
     guarantee_draws : int ≥ 0
         Report only: number of fresh calibration sets drawn from the true distribution (the
         dataset's ``info["gaussians"]``) to check the calibration guarantee empirically.
@@ -213,7 +216,7 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
             self.support_ = np.arange(0)
         else:
             cache = KernelCache(self._kernel, X, self.cache_size * 2**20)
-            q = self.working_set or cache.capacity
+            q = self.working_set or X.shape[0]
             sol = solve_dual(cache, ypm, C, self.eta, tol=self.tol, max_iter=self.max_iter,
                              working_set=q)
             abar = sol.alpha.sum(axis=0)
