@@ -201,9 +201,8 @@ def _identity_section(run) -> str:
     packages = pd.DataFrame(sorted((m.get("packages") or {}).items()),
                             columns=["package", "version"])
     out += f"<details><summary>package versions ({len(packages)})</summary>{table(packages)}</details>"
-    import yaml
-
-    spec_text = yaml.safe_dump(run.spec, sort_keys=False, allow_unicode=True)
+    stored = run.path / "spec.yaml"  # shown as the folder holds it
+    spec_text = stored.read_text(encoding="utf-8") if stored.is_file() else "(no spec.yaml)"
     out += f"<details open><summary>spec (resolved)</summary><pre>{escape(spec_text)}</pre></details>"
     return out
 

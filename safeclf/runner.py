@@ -208,18 +208,18 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path):
     records, the metrics table, the plots that could not be drawn, and the verdicts."""
     from safeclf import expect, plots
 
-    results = []
+    results, records = [], []  # the records as stored serve the promises and by-group tables
     for j in jobs:
-        r = run_folder.read_result(run_folder.result_path(run_dir, j.id))
-        if r is not None:
+        record = run_folder.read_record(run_folder.result_path(run_dir, j.id))
+        if (r := JobResult.from_record(record)) is not None:
             results.append(r)
+            records.append(record)
     frame = run_folder.results_table(results)
     run_folder.write_tables(run_dir, frame, spec)
     problems = plots.write_plots(spec, frame, {r.id: r.details for r in results},
                                  run_dir / "plots")
     from safeclf import by_group, promise_report
 
-    records = [r.to_record() for r in results]  # one conversion serves both tables
     problems += promise_report.write(run_dir, records)
     by_group.write(run_dir, records)
     verdicts = expect.evaluate(spec, frame) if spec.expect else []
@@ -266,8 +266,8 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
                         **run_folder.environment(registry.distributions(
                             [m.method for m in spec.methods], [d.dataset for d in spec.datasets]))}
             run_dir = run_folder.start_run(Path(opts.out), spec.name, spec.resolved(), manifest)
-        done = {j.id for j in jobs
-                if (r := run_folder.read_result(run_folder.result_path(run_dir, j.id))) and r.finished}
+        done = {j.id for j in jobs if opts.resume is not None  # a new folder holds no record
+                and (r := run_folder.read_result(run_folder.result_path(run_dir, j.id))) and r.finished}
         pending = [j for j in jobs if j.id not in done]
         with _resumable(run_dir), _progress(console, len(jobs), len(done)) as tick:
             execute(spec, pending, run_dir, opts, tick)
