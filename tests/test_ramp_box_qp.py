@@ -92,3 +92,16 @@ def test_box_qp_refuses_an_empty_box():
     cap[3] = 0.0
     with pytest.raises(ValueError, match="every upper bound C must be > 0"):
         box_qp(Z, a, cap)
+
+
+def test_gram_factor_is_the_dense_product():
+    """_gram (I + Zᵀ diag(w) Z, read from sorted CSR indices) equals the dense product."""
+    from safeclf.methods.ramp.box_qp import _gram
+
+    Z, _, _ = _instance(9, 300, 12, 0.4)
+    Z.sort_indices()
+    w = np.random.default_rng(9).uniform(0.1, 2.0, Z.shape[0])
+    dense = Z.toarray()
+    want = np.eye(Z.shape[1]) + dense.T @ (w[:, None] * dense)
+    np.testing.assert_allclose(_gram(Z.data, Z.indices, Z.indptr, w, Z.shape[1]), want,
+                               rtol=1e-12, atol=1e-12)

@@ -34,16 +34,17 @@ class BoxQPResult:
 
 @njit(cache=True)
 def _gram(data, indices, indptr, weight, k):
-    """I + Zᵀ diag(weight) Z for a CSR Z with k columns (dense k × k)."""
+    """I + Zᵀ diag(weight) Z for a CSR Z with k columns and sorted column indices (dense
+    k × k)."""
     M = np.zeros((k, k))
-    for i in range(indptr.size - 1):  # the upper triangle, then mirrored
+    for i in range(indptr.size - 1):  # the upper triangle (indices sorted), then mirrored
         w = weight[i]
-        for p in range(indptr[i], indptr[i + 1]):
+        end = indptr[i + 1]
+        for p in range(indptr[i], end):
             zp = w * data[p]
-            cp = indices[p]
-            for q in range(p, indptr[i + 1]):
-                cq = indices[q]
-                M[min(cp, cq), max(cp, cq)] += zp * data[q]
+            row = M[indices[p]]
+            for q in range(p, end):
+                row[indices[q]] += zp * data[q]
     for c in range(k):
         M[c, c] += 1.0
         for r in range(c):
@@ -99,7 +100,8 @@ def box_qp(Z, a, cap, alpha0=None, tol=1e-9, max_iter=60) -> BoxQPResult:
     if not np.all(cap > 0):
         raise ValueError("box_qp: every upper bound C must be > 0")
     Z = sp.csr_matrix(Z, dtype=np.float64, copy=True)
-    Z.sum_duplicates()  # _gram reads each (row, column) once
+    Z.sum_duplicates()  # _gram reads each (row, column) once, in column order
+    Z.sort_indices()
     return _interior_point(Z, Z.T.tocsr(), np.asarray(a, float), cap, alpha0, tol, max_iter)
 
 
