@@ -4,11 +4,11 @@ Per-job overhead = (wall time of the run on one worker − the time spent inside
 fit and predict) / number of jobs: what the runner adds for splitting, metrics, records and
 tables. Speed-up = wall time on one worker / wall time on two, for the same 200 jobs (the
 jobs are an RBF SVM on breast_cancer, ~7 ms each, issue 24's size: enough to measure the
-runner's parallel efficiency rather than process start-up, which a warm-up run pays once). Targets: overhead < 20 ms per job,
-speed-up ≥ 1.9 on 2 cores (issue 24; was 1.8). Printed beside it, as a reference measured in
-the same run: the machine's own ceiling, the speed-up of the same jobs run in two plain loops
-with no runner at all (two busy cores slow each other on a small virtual machine). Also times
-`safeclf --help` (target < 0.5 s).
+runner's parallel efficiency rather than process start-up, which a warm-up run pays once).
+Targets: overhead < 20 ms per job, speed-up ≥ 1.9 on 2 cores (issue 24; was 1.8). Printed
+beside it, as a reference measured in the same run: the machine's own ceiling, the speed-up of
+the same jobs run in two plain loops with no runner at all (two busy cores slow each other on a
+small virtual machine). Also times `safeclf --help` (target < 0.5 s).
 """
 
 from __future__ import annotations
