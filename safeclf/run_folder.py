@@ -503,9 +503,8 @@ def read_table(path: Path):
 
 def load_run(run_dir: str | Path):
     """``(spec_dict, manifest, table)`` of a finished run folder, for compare."""
-    import yaml
-
     from safeclf.paths import what_is
+    from safeclf.spec import parse_yaml
 
     path = Path(run_dir)
     kind = what_is(path)
@@ -526,19 +525,12 @@ def load_run(run_dir: str | Path):
                     if (path / "spec.yaml").is_file() else "")
             raise SpecError(f"'{run_dir}' is not a finished run folder (no metrics table){hint}")
     table = read_table(table_path)
-    records = []
-    for name, parse in (("spec.yaml", _load_yaml), ("manifest.json", json.loads)):
+    records = []  # spec.yaml through the spec's own reader: a run folder may come from anyone
+    for name, parse in (("spec.yaml", lambda text: parse_yaml(text, "spec.yaml")),
+                        ("manifest.json", json.loads)):
         try:
             data = parse((path / name).read_text(encoding="utf-8")) if (path / name).is_file() else {}
-        except (ValueError, yaml.YAMLError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError):  # parse_yaml's SpecError is a ValueError
             raise SpecError(f"'{path / name}' cannot be read (damaged)") from None
         records.append(data if isinstance(data, dict) else {})
     return records[0], records[1], table
-
-
-def _load_yaml(text: str) -> Any:
-    """``yaml.safe_load`` with libyaml's parser when PyYAML has it (the same documents, several
-    times faster on a spec that lists hundreds of seeds)."""
-    import yaml
-
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))

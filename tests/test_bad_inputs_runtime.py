@@ -325,6 +325,19 @@ def _damaged_spec(tmp, runs):
     return [run]
 
 
+def _spec_with(text):
+    def make(tmp, runs):
+        run = _copy(runs["good"], tmp)
+        (run / "spec.yaml").write_text(text)
+        return [run]
+    return make
+
+
+#: an "alias bomb": nine levels of nine aliases, 9⁹ nodes once expanded
+ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+
+
 def _no_promises(tmp, runs):
     run = _copy(runs["good"], tmp)
     (run / "promises.csv").unlink()
@@ -359,6 +372,8 @@ COMPARE = [
     ("tables-are-folders", _tables_are_folders, "no metrics table"),
     ("foreign-csv", _foreign_csv, "is not a safeclf metrics table (no column 'dataset')"),
     ("damaged-spec", _damaged_spec, "spec.yaml' cannot be read (damaged)"),
+    ("alias-bomb-spec", _spec_with(ALIAS_BOMB), "spec.yaml' cannot be read (damaged)"),
+    ("duplicate-key-spec", _spec_with("name: a\nname: b\n"), "spec.yaml' cannot be read (damaged)"),
     ("folder-of-runs", _parent_of_runs, "is not a run folder but holds 1 runs; give them as"),
     ("all-jobs-failed", lambda tmp, runs: [runs["failed"]], "no job of this run ended ok"),
     ("all-jobs-failed-twice", lambda tmp, runs: [runs["failed"], runs["failed"]],
