@@ -237,6 +237,16 @@ def _at(key, t, top, low_bits):
     return (key & top) | (low_bits - t)
 
 
+@njit(cache=True, inline="always")
+def _fold(hi, lo, f, t, up, low, top, low_bits):
+    """One point of an extremes pass: the running max over ``up`` (its key carrying the
+    position, :func:`_at`) and min over ``low`` of F, as keys, after F_t = ``f``."""
+    key = _key(f)
+    ku = _at(key, t, top, low_bits) if up else _KMIN
+    kl = key if low else _KMAX
+    return (ku if ku > hi else hi), (kl if kl < lo else lo)
+
+
 @njit(cache=True, fastmath=True)
 def _extremes(F, up, low, na, low_bits):
     """(max over ``up``, min over ``low``) of F among the active points, as keys
@@ -245,11 +255,7 @@ def _extremes(F, up, low, na, low_bits):
     hi, lo = _KMIN, _KMAX
     top = ~low_bits
     for t in range(na):
-        key = _key(F[t])
-        ku = _at(key, t, top, low_bits) if up[t] else _KMIN
-        kl = key if low[t] else _KMAX
-        hi = ku if ku > hi else hi
-        lo = kl if kl < lo else lo
+        hi, lo = _fold(hi, lo, F[t], t, up[t], low[t], top, low_bits)
     return hi, lo
 
 
@@ -287,11 +293,7 @@ def _update(F, ri, rj, c, up, low, na, low_bits):
     for t in range(na):
         f = F[t] - c * (np.float64(ri[t]) - np.float64(rj[t]))
         F[t] = f
-        key = _key(f)
-        ku = _at(key, t, top, low_bits) if up[t] else _KMIN
-        kl = key if low[t] else _KMAX
-        hi = ku if ku > hi else hi
-        lo = kl if kl < lo else lo
+        hi, lo = _fold(hi, lo, f, t, up[t], low[t], top, low_bits)
     return hi, lo
 
 
@@ -365,6 +367,7 @@ def _solve(y, C, eta, tol, max_iter, q, alpha, F, mk, Mk, kdiag, X, code, gamma,
     vu = np.empty(n)
     vl = np.empty(n)
     mark = np.zeros(n, dtype=np.bool_)
+    whole = q >= n
     n_pairs = 0
     gap = np.inf
     outer = 0
@@ -383,7 +386,7 @@ def _solve(y, C, eta, tol, max_iter, q, alpha, F, mk, Mk, kdiag, X, code, gamma,
         gap = np.max(mk - Mk)
         if gap <= tol:
             return 0, outer, n_pairs, gap
-        if q >= n:  # the whole problem
+        if whole:
             W = np.arange(n)
         else:  # the q/2 points most violating from above and the q/2 most violating from below
             for t in range(n):
@@ -400,7 +403,6 @@ def _solve(y, C, eta, tol, max_iter, q, alpha, F, mk, Mk, kdiag, X, code, gamma,
             W = np.flatnonzero(mark)
         aW = np.ascontiguousarray(alpha[:, W])
         FW = F[W].copy()
-        whole = q >= n
         pairs = _smo_subproblem(W, aW, np.ascontiguousarray(C[:, W]), pos[W], FW, kdiag[W], eta,
                                 tol, 50 * W.size * m, whole, X, code, gamma, degree, coef0,
                                 store, slot_of, owner, last_used, state, work)
@@ -428,10 +430,11 @@ def _solve(y, C, eta, tol, max_iter, q, alpha, F, mk, Mk, kdiag, X, code, gamma,
     return 2, outer, n_pairs, gap
 
 
-def solve_dual(cache, y, C, eta, tol=1e-3, max_iter=100_000, working_set=128) -> DualSolution:
+def solve_dual(cache, y, C, eta, tol=1e-3, max_iter=100_000, working_set=None) -> DualSolution:
     """Solve (22) for labels ``y`` in {−1, +1} (n,), box bounds ``C`` (m, n), η > 0.
 
     ``cache`` is a :class:`~safeclf.methods.mcsvm.kernels.KernelCache` over the training points.
+    ``working_set``: points per decomposition subproblem; None for the whole problem.
     ``max_iter`` bounds the outer iterations; reaching it warns (``ConvergenceWarning``) and
     keeps the last iterate, as scikit-learn's solvers do.
     """
@@ -440,7 +443,7 @@ def solve_dual(cache, y, C, eta, tol=1e-3, max_iter=100_000, working_set=128) ->
     m, n = C.shape
     alpha = np.zeros((m, n))
     F = y.copy()  # at α = 0, w = 0 so F = y
-    q = int(min(max(working_set, 2), n))
+    q = n if working_set is None else int(min(max(working_set, 2), n))
     mk, Mk = np.empty(m), np.empty(m)  # max over I_up(k), min over I_low(k) of F
     status, outer, n_pairs, gap = _solve(y, C, float(eta), float(tol), int(max_iter), q, alpha, F,
                                          mk, Mk, cache.diag, *cache.arrays())

@@ -216,9 +216,8 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
             self.support_ = np.arange(0)
         else:
             cache = KernelCache(self._kernel, X, self.cache_size * 2**20)
-            q = self.working_set or X.shape[0]
             sol = solve_dual(cache, ypm, C, self.eta, tol=self.tol, max_iter=self.max_iter,
-                             working_set=q)
+                             working_set=self.working_set)
             abar = sol.alpha.sum(axis=0)
             self.support_ = np.flatnonzero(abar > 0)
             self.support_vectors_ = X[self.support_]
