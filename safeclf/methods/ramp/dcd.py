@@ -278,11 +278,16 @@ class DualPath:
         self.state = state
         self.points: list[tuple[float, tuple[np.ndarray, ...]]] = []
 
+    def _around(self, v: float, other: bool):
+        """The kept points nearest v at or below it and at or above it (None where there is
+        none); with ``other``, a point at v itself is not one of them."""
+        points = [p for p in self.points if not (other and p[0] == v)]
+        lo = max((p for p in points if p[0] <= v), key=lambda p: p[0], default=None)
+        hi = min((p for p in points if p[0] >= v), key=lambda p: p[0], default=None)
+        return lo, hi
+
     def start(self, v: float) -> None:
-        below = [p for p in self.points if p[0] <= v]
-        above = [p for p in self.points if p[0] >= v]
-        lo = max(below, key=lambda p: p[0]) if below else None
-        hi = min(above, key=lambda p: p[0]) if above else None
+        lo, hi = self._around(v, other=False)
         if lo is None and hi is None:
             return
         if lo is None or hi is None or lo[0] == hi[0]:
@@ -295,11 +300,8 @@ class DualPath:
 
     def record(self, v: float) -> None:
         arrays = tuple(getattr(self.state, name).copy() for name in self.FIELDS)
-        keep = [p for p in self.points if p[0] != v]
-        below = [p for p in keep if p[0] < v]
-        above = [p for p in keep if p[0] > v]
-        self.points = ([max(below, key=lambda p: p[0])] if below else []) + [(v, arrays)] + (
-            [min(above, key=lambda p: p[0])] if above else [])
+        lo, hi = self._around(v, other=True)
+        self.points = [p for p in (lo, (v, arrays), hi) if p is not None]
 
 
 def dcd_solve(X, c_pos, c_neg, s, state: DualState, gap_tol, max_epochs=1000, shrinking=True,
