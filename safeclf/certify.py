@@ -100,10 +100,14 @@ def split_train(task, fraction: float, seed: int, stratify: bool = True):
     return cand_task, task.train.take(safe)
 
 
+def _is_positive(labels, est):
+    """Whether each label is ``est``'s positive class (its last)."""
+    return np.asarray(labels) == np.asarray(est.classes_)[-1]
+
+
 def _positive(est, part):
-    classes = np.asarray(est.classes_)
-    return (np.asarray(part.y) == classes[-1],
-            np.asarray(est.predict(part.X)) == classes[-1])
+    """(true label positive, predicted positive) on ``part``."""
+    return _is_positive(part.y, est), _is_positive(est.predict(part.X), est)
 
 
 def n_bounds(p: Promise) -> int:
@@ -232,7 +236,6 @@ def predicted_test(plugin, params: dict, cand_task, promises, sizes, d: float,
     train = cand_task.train
     y = np.asarray(train.y)
     pred = np.zeros(y.shape[0], dtype=bool)
-    classes = None
     folds = StratifiedKFold(CV_FOLDS, shuffle=True, random_state=seed + 7)
     try:
         for tr, va in folds.split(np.zeros(y.shape[0]), y):
@@ -240,11 +243,10 @@ def predicted_test(plugin, params: dict, cand_task, promises, sizes, d: float,
                         cal=cand_task.cal, info=cand_task.info, seed=cand_task.seed)
             est = plugin.build(params, random_state=seed)
             est = plugin.fit(est, fold) or est
-            classes = np.asarray(est.classes_)
-            pred[va] = _positive(est, train.take(va))[1]
+            pred[va] = _is_positive(est.predict(train.take(va).X), est)
     except (InfeasibleError, SolverError):
         return {"error": float("nan"), "pass_probability": 0.0}
-    y_pos = y == classes[-1]
+    y_pos = _is_positive(y, est)
     prob = min(pass_probability(p, rate_evidence(p.quantity, y_pos, pred, train.rows), size, d,
                                 bnd)
                for p, size in zip(promises, sizes, strict=True))
@@ -305,7 +307,7 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
                                + ("; approximate: the t-test bound's coverage is not "
                                   "guaranteed" if bnd.approximate else "")))
                  for p in promises]
-    safe_pos = np.asarray(safe.y) == np.asarray(pilots[0][1].classes_)[-1]
+    safe_pos = _is_positive(safe.y, pilots[0][1])
     sizes = [promise_sizes(p.quantity, safe_pos, safe.rows) for p in promises]
     candidates = []
     for setting, pilot in pilots:
