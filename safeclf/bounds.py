@@ -126,15 +126,15 @@ class Bound:
         return f"{type(self).__name__}()"
 
 
-def _scalar(k, value):
-    """``value`` shaped like ``k`` (a float for a scalar count)."""
-    arr = np.full(np.shape(k), value, dtype=float)
-    return float(arr) if arr.ndim == 0 else arr
-
-
 def _out(arr):
+    """``arr`` as floats: a float when it is a scalar."""
     arr = np.asarray(arr, dtype=float)
     return float(arr) if arr.ndim == 0 else arr
+
+
+def _scalar(k, value):
+    """``value`` shaped like ``k`` (a float for a scalar count)."""
+    return _out(np.full(np.shape(k), value))
 
 
 class ClopperPearson(Bound):
