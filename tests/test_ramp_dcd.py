@@ -93,15 +93,28 @@ def test_gap_is_a_true_bound_when_stopped_early():
         assert res.n_iter <= epochs
 
 
-@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def _messy(X):
+    """X as CSR with every entry split in two halves and each row's entries reversed
+    (unsorted, duplicate column indices: the same matrix)."""
+    Z = sp.csr_matrix(X)
+    rows = [(Z.indices[i:j], Z.data[i:j]) for i, j in zip(Z.indptr[:-1], Z.indptr[1:])]
+    indices = np.concatenate([np.r_[c, c][::-1] for c, _ in rows])
+    data = np.concatenate([np.r_[v, v][::-1] / 2 for _, v in rows])
+    out = sp.csr_matrix((data, indices, 2 * Z.indptr), shape=Z.shape)
+    assert not out.has_canonical_format
+    return out
+
+
+@pytest.mark.parametrize("sparse", [False, True, "messy"], ids=["dense", "csr", "messy-csr"])
 def test_working_set_polish_keeps_the_optimum(monkeypatch, sparse):
     """The exact working-set sub-solve between epochs (used on large inputs) is a valid dual
     move: with it forced on small problems the optimum and the certificate are unchanged, and
-    the solver takes fewer epochs than without it."""
+    the solver takes fewer epochs than without it; also on CSR input with unsorted and
+    duplicate column indices (the set's rows are read as the sum of their entries)."""
     from safeclf.methods.ramp import svm
 
     X, a_pos, a_neg = _instance(8, n=400, d=5)
-    Xin = sp.csr_matrix(X) if sparse else X
+    Xin = _messy(X) if sparse == "messy" else sp.csr_matrix(X) if sparse else X
     lam = 1e-3
     qp = svm.weighted_hinge_svm(Xin, a_pos, a_neg, lam, 1.0, solver="clarabel")
     plain = svm.weighted_hinge_svm(Xin, a_pos, a_neg, lam, 1.0, solver="dcd", max_iter=10**6,

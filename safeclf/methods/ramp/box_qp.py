@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as la
 import scipy.sparse as sp
 from numba import njit  # cache folder: set once in safeclf/__init__.py
 
@@ -52,25 +51,58 @@ def _gram(data, indices, indptr, weight, k):
     return M
 
 
-def _woodbury(Z, ZT, d):
-    """A solver of (diag(d) + ZZᵀ) x = r: x = r/d − (Z/d) M⁻¹ Zᵀ(r/d), M = I + Zᵀ diag(1/d) Z
-    (``ZT`` is Zᵀ, kept in CSR)."""
-    dinv = 1.0 / d
-    factor = la.cho_factor(_gram(Z.data, Z.indices, Z.indptr, dinv, Z.shape[1]),
-                           check_finite=False)
+@njit(cache=True)
+def _cho_solve(L, b):
+    """x with L Lᵀ x = b (L lower triangular)."""
+    k = b.size
+    x = b.copy()
+    for i in range(k):
+        acc = x[i]
+        for j in range(i):
+            acc -= L[i, j] * x[j]
+        x[i] = acc / L[i, i]
+    for i in range(k - 1, -1, -1):
+        acc = x[i]
+        for j in range(i + 1, k):
+            acc -= L[j, i] * x[j]
+        x[i] = acc / L[i, i]
+    return x
 
-    def solve(r):
-        rd = r * dinv
-        return rd - dinv * (Z @ la.cho_solve(factor, ZT @ rd, check_finite=False))
 
-    return solve
+@njit(cache=True)
+def _zt(data, indices, indptr, v, k):
+    """Zᵀ v."""
+    out = np.zeros(k)
+    for i in range(indptr.size - 1):
+        vi = v[i]
+        if vi != 0.0:
+            for p in range(indptr[i], indptr[i + 1]):
+                out[indices[p]] += data[p] * vi
+    return out
 
 
-def _direction(point, rl, ru):
+@njit(cache=True)
+def _z(data, indices, indptr, x):
+    """Z x."""
+    m = indptr.size - 1
+    out = np.empty(m)
+    for i in range(m):
+        acc = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            acc += data[p] * x[indices[p]]
+        out[i] = acc
+    return out
+
+
+@njit(cache=True)
+def _direction(data, indices, indptr, L, dinv, r_d, alpha, up, lam, mu, rl, ru):
     """The Newton direction (Δα, Δλ, Δμ) for the complementarity targets λΔα + αΔλ = rl and
-    (C − α)Δμ − μΔα = ru: (H + D)Δα = −r_d + rl/α − ru/(C − α), then Δλ and Δμ from them."""
-    solve, r_d, alpha, up, lam, mu = point
-    da = solve(-r_d + rl / alpha - ru / up)
+    (C − α)Δμ − μΔα = ru: (H + D)Δα = −r_d + rl/α − ru/(C − α), solved through the
+    Sherman–Morrison–Woodbury identity (x = r/D − (Z/D) M⁻¹ Zᵀ(r/D), M = I + Zᵀ D⁻¹ Z = L Lᵀ),
+    then Δλ and Δμ from Δα."""
+    rd = (-r_d + rl / alpha - ru / up) * dinv
+    x = _cho_solve(L, _zt(data, indices, indptr, rd, L.shape[0]))
+    da = rd - dinv * _z(data, indices, indptr, x)
     return da, (rl - lam * da) / alpha, (ru + mu * da) / up
 
 
@@ -102,14 +134,25 @@ def box_qp(Z, a, cap, alpha0=None, tol=1e-9, max_iter=60) -> BoxQPResult:
     Z = sp.csr_matrix(Z, dtype=np.float64, copy=True)
     Z.sum_duplicates()  # _gram reads each (row, column) once, in column order
     Z.sort_indices()
-    return _interior_point(Z, Z.T.tocsr(), np.asarray(a, float), cap, alpha0, tol, max_iter)
+    return solve_rows(Z.data, Z.indices, Z.indptr, Z.shape[1], np.asarray(a, float), cap,
+                      alpha0, tol, max_iter)
 
 
-def _interior_point(Z, ZT, a, cap, alpha0, tol, max_iter) -> BoxQPResult:
+def solve_rows(data, indices, indptr, k, a, cap, alpha0=None, tol=1e-9, max_iter=60):
+    """:func:`box_qp` on Z given as CSR arrays whose rows have sorted, distinct column
+    indices (no copy and no checks: the working-set polish builds them so)."""
+    alpha = (0.5 * cap if alpha0 is None
+             else np.clip(np.asarray(alpha0, float), 0.05 * cap, 0.95 * cap))
+    return BoxQPResult(*_ipm(data, indices, indptr, k, a, cap, alpha, tol, max_iter))
+
+
+@njit(cache=True)
+def _ipm(data, indices, indptr, k, a, cap, alpha, tol, max_iter):
+    """Mehrotra's predictor–corrector from ``alpha`` (inside the box); returns (α, f, gap,
+    residual, iterations, converged)."""
     m = cap.size
-    alpha = 0.5 * cap if alpha0 is None else np.clip(alpha0, 0.05 * cap, 0.95 * cap)
-    u = a + ZT @ alpha
-    grad = Z @ u - 1.0
+    u = a + _zt(data, indices, indptr, alpha, k)
+    grad = _z(data, indices, indptr, u) - 1.0
     # multipliers that satisfy stationarity where they can and centre the complementarity
     lam = np.maximum(grad, 0.0) + 1e-2 * (1.0 + np.abs(grad))
     mu = np.maximum(-grad, 0.0) + 1e-2 * (1.0 + np.abs(grad))
@@ -127,19 +170,22 @@ def _interior_point(Z, ZT, a, cap, alpha0, tol, max_iter) -> BoxQPResult:
         if it >= max_iter:
             break
         it += 1
-        point = (_woodbury(Z, ZT, lam / alpha + mu / up), r_d, alpha, up, lam, mu)
+        dinv = 1.0 / (lam / alpha + mu / up)
+        L = np.linalg.cholesky(_gram(data, indices, indptr, dinv, k))
         # predictor (affine scaling), then Mehrotra's centred corrector
-        da, dl, dm = _direction(point, -lam * alpha, -mu * up)
+        da, dl, dm = _direction(data, indices, indptr, L, dinv, r_d, alpha, up, lam, mu,
+                                -lam * alpha, -mu * up)
         t = _step(alpha, up, lam, mu, da, dl, dm)
         gap_aff = float((lam + t * dl) @ (alpha + t * da) + (mu + t * dm) @ (up - t * da))
         sigma = (gap_aff / gap) ** 3
         tau = sigma * gap / (2 * m)
-        da, dl, dm = _direction(point, tau - lam * alpha - dl * da, tau - mu * up + dm * da)
+        da, dl, dm = _direction(data, indices, indptr, L, dinv, r_d, alpha, up, lam, mu,
+                                tau - lam * alpha - dl * da, tau - mu * up + dm * da)
         t = 0.99 * _step(alpha, up, lam, mu, da, dl, dm)
         # strictly inside the box, also after rounding
-        alpha = np.clip(alpha + t * da, 1e-14 * cap, (1.0 - 1e-14) * cap)
+        alpha = np.minimum(np.maximum(alpha + t * da, 1e-14 * cap), (1.0 - 1e-14) * cap)
         lam = lam + t * dl
         mu = mu + t * dm
-        u = a + ZT @ alpha
-        grad = Z @ u - 1.0
-    return BoxQPResult(alpha, f, gap, res, it, converged)
+        u = a + _zt(data, indices, indptr, alpha, k)
+        grad = _z(data, indices, indptr, u) - 1.0
+    return alpha, f, gap, res, it, converged

@@ -246,13 +246,17 @@ class DualState:
         self._norms = None  # (X as read, s, ‖x̃_i‖²)
 
     def rows(self, X):
-        """X as the solver reads it: float64 CSR, any other X converted once and kept."""
+        """X as the solver reads it: float64 CSR with sorted, distinct column indices in each
+        row (the working-set polish relies on it), any other X converted once and kept."""
         import scipy.sparse as sp
 
-        if sp.issparse(X) and X.format == "csr" and X.dtype == np.float64:
+        if (sp.issparse(X) and X.format == "csr" and X.dtype == np.float64
+                and X.has_canonical_format):
             return X
         if self._view is None or self._view[0] is not X:
-            self._view = (X, sp.csr_matrix(X, dtype=np.float64))
+            view = sp.csr_matrix(X, dtype=np.float64, copy=True)
+            view.sum_duplicates()  # also sorts the indices
+            self._view = (X, view)
         return self._view[1]
 
     def sq_norms(self, X, s: float) -> np.ndarray:

@@ -32,9 +32,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit  # cache folder: set once in safeclf/__init__.py
 
 from safeclf.conic import solve_conic
-from safeclf.methods.ramp.box_qp import box_qp
+from safeclf.methods.ramp.box_qp import solve_rows
 from safeclf.methods.ramp.dcd import DualState, dcd_solve
 from safeclf.solver_status import SolverStatus
 
@@ -178,7 +179,6 @@ def _working_set_polish(X, c_pos, c_neg, s, state, u, z):
     alpha = np.r_[state.alpha_pos, state.alpha_neg]
     cap = np.r_[c_pos, c_neg]
     y = np.r_[-np.ones(n), np.ones(n)]
-    rows = np.r_[np.arange(n), np.arange(n)]
     live = cap > 0
     free = live & (alpha > 0) & (alpha < cap)
     # distance to the margin; free duals first (they are the ones still moving)
@@ -189,15 +189,10 @@ def _working_set_polish(X, c_pos, c_neg, s, state, u, z):
     if k == 0:
         return False
     W = np.argpartition(dist, k - 1)[:k] if k < dist.size else np.flatnonzero(np.isfinite(dist))
-    fixed = np.ones(2 * n, dtype=bool)
-    fixed[W] = False
-    coef = np.zeros(n)  # a = Σ α y x̃ over the fixed duals, where they are
-    np.add.at(coef, rows[fixed], alpha[fixed] * y[fixed])
-    a = np.r_[np.asarray(X.T @ coef).ravel(), s * coef.sum()]
-    XW = X[rows[W]]  # CSR (DualState.rows)
-    Z = sp.diags(y[W]) @ sp.hstack([XW, sp.csr_matrix(np.full((W.size, 1), s))], format="csr")
+    W = np.sort(W)
+    zd, zi, zp, a = _set_rows(X.data, X.indices, X.indptr, n, s, W, alpha, u)
     try:
-        res = box_qp(Z, a, cap[W], alpha[W], tol=POLISH_TOL)
+        res = solve_rows(zd, zi, zp, X.shape[1] + 1, a, cap[W], alpha[W], tol=POLISH_TOL)
     except np.linalg.LinAlgError:  # a failed polish leaves the duals as they were
         return False
     if not np.all(np.isfinite(res.alpha)):
@@ -206,6 +201,34 @@ def _working_set_polish(X, c_pos, c_neg, s, state, u, z):
     state.alpha_pos[:] = alpha[:n]
     state.alpha_neg[:] = alpha[n:]
     return True
+
+
+@njit(cache=True)
+def _set_rows(data, indices, indptr, n, s, W, alpha, u):
+    """The working set's rows y_k x̃_k as CSR arrays (X's sorted column indices, the bias
+    column d last) and a = ũ − Σ_W α_k y_k x̃_k, the fixed duals' part of ũ (W indexes the
+    2n duals: the −1 side of row i at i, the +1 side at n + i)."""
+    d = u.size - 1
+    zp = np.zeros(W.size + 1, dtype=np.int64)
+    for q in range(W.size):
+        i = W[q] % n
+        zp[q + 1] = zp[q] + indptr[i + 1] - indptr[i] + 1
+    zd = np.empty(zp[-1])
+    zi = np.empty(zp[-1], dtype=np.int32)
+    a = u.copy()
+    for q in range(W.size):
+        i = W[q] % n
+        y = 1.0 if W[q] >= n else -1.0
+        out = zp[q]
+        for p in range(indptr[i], indptr[i + 1]):
+            zd[out] = y * data[p]
+            zi[out] = indices[p]
+            a[indices[p]] -= alpha[W[q]] * y * data[p]
+            out += 1
+        zd[out] = y * s
+        zi[out] = d
+        a[d] -= alpha[W[q]] * y * s
+    return zd, zi, zp, a
 
 
 def _clarabel_svm(X, a_pos, a_neg, lam, intercept_scaling):
