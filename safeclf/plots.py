@@ -337,11 +337,15 @@ def _with_values(rows, p: PlotEntry):
 def write_plots(spec: Spec, frame, details: dict, folder: Path) -> list[str]:
     """Draw every plot of the spec into ``folder``; returns one line per plot that failed
     (a plot problem never loses the run's results)."""
+    return [line for i in range(len(wanted_plots(spec, frame)))
+            for line in write_plot(spec, frame, details, folder, i)]
+
+
+def _kinds(spec: Spec) -> tuple[dict, list[PlotEntry]]:
+    """The plot kinds the spec's method plugins add, and the plots to draw: the spec's, then
+    each plugin's automatic ones the spec does not draw already."""
     from safeclf import registry
 
-    if frame.empty or not spec.plots:
-        return []
-    folder.mkdir(parents=True, exist_ok=True)
     plugin_kinds, wanted = {}, list(spec.plots)
     for m in spec.methods:
         plugin = registry.get_method(m.method)
@@ -349,15 +353,28 @@ def write_plots(spec: Spec, frame, details: dict, folder: Path) -> list[str]:
         for kind in plugin.auto_plots:
             if all(p.kind != kind for p in wanted):
                 wanted.append(PlotEntry(kind=kind))
-    problems = []
+    return plugin_kinds, wanted
+
+
+def wanted_plots(spec: Spec, frame) -> list[PlotEntry]:
+    """The plots :func:`write_plots` draws for a results table (none for an empty one)."""
+    if frame.empty or not spec.plots:
+        return []
+    return _kinds(spec)[1]
+
+
+def write_plot(spec: Spec, frame, details: dict, folder: Path, i: int) -> list[str]:
+    """Draw plot ``i`` of :func:`wanted_plots` into ``folder`` (each plot on its own, so a
+    run's plots can be drawn side by side in worker processes); its problem as a list of at
+    most one line."""
+    plugin_kinds, wanted = _kinds(spec)
+    p = wanted[i]
+    folder.mkdir(parents=True, exist_ok=True)
     from safeclf import plot_style
 
     with plot_style.context():
-        for i, p in enumerate(wanted):
-            problem = _write_one(spec, frame, details, folder, p, i, plugin_kinds)
-            if problem:
-                problems.append(f"plots[{i}] ({p.kind}): {problem}")
-    return problems
+        problem = _write_one(spec, frame, details, folder, p, i, plugin_kinds)
+    return [f"plots[{i}] ({p.kind}): {problem}"] if problem else []
 
 
 def _spec_kinds():

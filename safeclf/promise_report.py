@@ -115,9 +115,15 @@ def summary(frame, short: bool = True):
 def write(run_dir: Path, results: list[dict]) -> list[str]:
     """promises.csv, promises.md and plots/promises.png (when any promise was checked);
     returns problems met while plotting."""
+    frame = promises_frame(results)
+    write_tables(run_dir, frame)
+    return write_plot(run_dir, frame)
+
+
+def write_tables(run_dir: Path, frame) -> None:
+    """promises.csv and promises.md of a :func:`promises_frame`."""
     from safeclf.run_folder import atomic_write, to_markdown
 
-    frame = promises_frame(results)
     atomic_write(run_dir / "promises.csv", frame.to_csv(index=False))
     text = ("# Promises\n\nEach promise a fitted model makes, checked on the test split: "
             "estimate, two-sided interval (Clopper–Pearson for a rate, Katz log for a ratio, "
@@ -134,6 +140,11 @@ def write(run_dir: Path, results: list[dict]) -> list[str]:
     else:
         text += to_markdown(summary(frame)) + "\n"
     atomic_write(run_dir / "promises.md", text)
+
+
+def write_plot(run_dir: Path, frame) -> list[str]:
+    """plots/promises.png and .svg of a :func:`promises_frame` (when any promise was
+    checked); the problems met while plotting."""
     if frame.empty or (frame["kind"] == "none").all():
         return []
     try:

@@ -330,6 +330,7 @@ def metric_columns(frame) -> list[str]:
 
 def summary_table(frame, metrics: list[str] | None = None):
     """Mean ± std over seeds and folds by dataset, method and parameters (as strings)."""
+    import numpy as np
     import pandas as pd
 
     if frame.empty:
@@ -337,16 +338,32 @@ def summary_table(frame, metrics: list[str] | None = None):
     metrics = metrics or metric_columns(frame)
     keys = ["dataset", "method", "params"]
     varying = varying_by_method(frame)
+    frame = frame.reset_index(drop=True)  # group indexes are then row positions
+    ok_rows = (frame.status == JobStatus.OK.value).to_numpy()
+    no_solution = (frame.status == "no_solution").any()
+    # a numeric column (float, int, bool) is what pd.to_numeric leaves it: taken as floats
+    # once, instead of converting each group's slice of it
+    numeric = {m: frame[m].to_numpy(dtype=float, na_value=np.nan) for m in metrics
+               if m in frame and pd.api.types.is_numeric_dtype(frame[m])}
     out = []
     for key, group in frame.groupby(keys, sort=False, dropna=False):
-        ok = group[group.status == JobStatus.OK.value]
+        at = group.index.to_numpy()
+        at = at[ok_rows[at]]
+        ok = None
         row = dict(zip(keys, key))
         row["params"] = _short_params(row["params"], varying[row["method"]])
-        row["jobs"] = f"{len(ok)}/{len(group)}"
-        if (frame.status == "no_solution").any():
+        row["jobs"] = f"{len(at)}/{len(group)}"
+        if no_solution:
             row["no solution"] = int((group.status == "no_solution").sum())
         for m in metrics:
-            values = pd.to_numeric(ok[m], errors="coerce").dropna() if m in ok else []
+            if m in numeric:
+                values = numeric[m][at]
+                values = values[~np.isnan(values)]
+            elif m in frame:
+                ok = frame.iloc[at] if ok is None else ok
+                values = pd.to_numeric(ok[m], errors="coerce").dropna()
+            else:
+                values = []
             row[m] = _mean_std(values)
         out.append(row)
     return pd.DataFrame(out)

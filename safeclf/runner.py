@@ -9,6 +9,7 @@ skipped, the others run again, and the tables are rebuilt from every record.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -203,10 +204,12 @@ def _close_quietly(file) -> None:
         file.close()
 
 
-def finish(spec: Spec, jobs: list[Job], run_dir: Path):
+def finish(spec: Spec, jobs: list[Job], run_dir: Path, n_jobs: int | None = None):
     """Read every job's record back, write the tables, plots and expectations; returns the
-    records, the metrics table, the plots that could not be drawn, and the verdicts."""
-    from safeclf import expect, plots
+    records, the metrics table, the plots that could not be drawn, and the verdicts. With
+    ``n_jobs`` (the run's local loky workers) the figures are drawn in those workers while
+    this process writes the tables."""
+    from safeclf import by_group, expect, plots, promise_report
 
     results, records = [], []  # the records as stored serve the promises and by-group tables
     for j in jobs:
@@ -215,17 +218,70 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path):
             results.append(r)
             records.append(record)
     frame = run_folder.results_table(results)
-    run_folder.write_tables(run_dir, frame, spec)
-    problems = plots.write_plots(spec, frame, {r.id: r.details for r in results},
-                                 run_dir / "plots")
-    from safeclf import by_group, promise_report
-
-    problems += promise_report.write(run_dir, records)
-    by_group.write(run_dir, records)
-    verdicts = expect.evaluate(spec, frame) if spec.expect else []
-    if verdicts:
-        expect.write(run_dir, verdicts)
+    promises = promise_report.promises_frame(records)
+    where = Path(os.path.abspath(run_dir))  # a worker's working folder may not be ours
+    # the promise plot first: one row per job and promise, often the longest to draw
+    figures = [(promise_report.write_plot, (where, promises))]
+    figures += [(plots.write_plot, (spec, frame, {r.id: r.details for r in results},
+                                    where / "plots", i))
+                for i in range(len(plots.wanted_plots(spec, frame)))]
+    with _drawn(figures, n_jobs) as drawn:
+        run_folder.write_tables(run_dir, frame, spec)
+        promise_report.write_tables(run_dir, promises)
+        by_group.write(run_dir, records)
+        verdicts = expect.evaluate(spec, frame) if spec.expect else []
+        if verdicts:
+            expect.write(run_dir, verdicts)
+    problems = [line for lines in drawn[1:] + drawn[:1] for line in lines]  # plots, promises
     return results, frame, problems, verdicts
+
+
+@contextlib.contextmanager
+def _drawn(figures, n_jobs: int | None):
+    """Draw ``figures`` ((function, args) pairs, each returning its problems) and yield a
+    list that holds each figure's problems, in order, by the end of the block.
+
+    With ``n_jobs`` they are drawn in the local loky pool the jobs ran in (joblib reuses it:
+    the same number of workers and initializer as :func:`_backend`) while the block runs: a
+    run's figures take as long as its tables and more (seconds for a large grid). Without, or
+    if the pool cannot draw them (a worker died), here, after the block. When the block fails
+    (a full disk), the workers finish the figures first, so none is still being written when
+    the run is resumed; an interrupt stops them."""
+    problems: list[list[str]] = []
+    stream = None
+    if n_jobs is not None and n_jobs != 1 and len(figures) > 1:
+        import joblib
+
+        from safeclf.orphans import exit_with_parent
+
+        try:
+            with joblib.parallel_config(backend="loky", n_jobs=n_jobs,
+                                        initializer=exit_with_parent):
+                stream = joblib.Parallel(return_as="generator")(
+                    joblib.delayed(f)(*args) for f, args in figures)
+        except Exception:  # no pool: drawn here
+            stream = None
+    try:
+        yield problems
+    except Exception:
+        if stream is not None:  # let the workers finish the figures they are drawing
+            with contextlib.suppress(Exception):
+                for _ in stream:
+                    pass
+        raise
+    except BaseException:  # interrupted: stop drawing
+        if stream is not None:
+            _stop(stream)
+        raise
+    drawn = None
+    if stream is not None:
+        try:
+            drawn = list(stream)
+        except Exception:  # the pool broke: every figure again, here
+            drawn = None
+    if drawn is None:
+        drawn = [f(*args) for f, args in figures]
+    problems += drawn
 
 
 def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
@@ -272,7 +328,8 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
         with _resumable(run_dir), _progress(console, len(jobs), len(done)) as tick:
             execute(spec, pending, run_dir, opts, tick)
     with _resumable(run_dir):
-        results, table, plot_problems, verdicts = finish(spec, jobs, run_dir)
+        results, table, plot_problems, verdicts = finish(
+            spec, jobs, run_dir, opts.jobs if opts.backend == "loky" else None)
         failed = sum(r.failed for r in results)
         manifest.update(end=time.strftime("%Y-%m-%dT%H:%M:%S%z"), ok=len(results) - failed,
                         failed=failed, skipped_on_resume=len(done), plot_problems=plot_problems)

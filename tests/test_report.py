@@ -18,7 +18,7 @@ datasets:
   - {dataset: adult, split: {predefined: true, train_rows: 300}, preprocess: minmax}
 methods:
   - method: ramp
-    params: {constraints: [{rate: fairness_ratio, kappa: 0.8}]}
+    params: {constraints: [{rate: fairness_ratio, kappa: 0.8}], lam: 1/n}
   - {method: logreg, params: {max_iter: 500}}
 metrics: [error, fairness_ratio]
 plots:

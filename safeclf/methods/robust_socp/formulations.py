@@ -21,6 +21,9 @@ bounds, equal to the mean when it is exact).
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,7 +99,40 @@ class ProblemData:
 def bernstein_diag(unc: Uncertainty, exact_mean: bool, second_moment: bool) -> np.ndarray:
     """s_ij ν(µ̂⁻_ij, µ̂⁺_ij, σ̂_ij): the diagonal of Σ₁ᵢ (eq. 8) or Σ₂ᵢ (eq. 25)."""
     nm = unc.normalised(exact_mean=exact_mean, use_second_moment=second_moment)
-    return nm.s * nu(nm.mu_lo, nm.mu_hi, nm.sigma)
+    return nm.s * _remembered_nu(nm.mu_lo, nm.mu_hi, nm.sigma)
+
+
+#: ν arrays of the last few inputs (content digest -> read-only array), and their total size
+#: in bytes at most: a run's jobs on one data set and split (every formulation and ε; each
+#: job's fit, radius ratios and train and test evaluations) ask for the same few ν arrays
+#: again and again, and ν is a pure function of the normalised triples.
+_NU_MEMO: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_NU_MEMO_BYTES = 64 * 2**20
+_NU_MEMO_LOCK = threading.Lock()
+
+
+def _remembered_nu(mu_lo, mu_hi, sigma) -> np.ndarray:
+    """:func:`nu` of the (equally shaped) normalised arrays, answered from :data:`_NU_MEMO`
+    when the same arrays were seen lately (the same values: the key is their bytes' digest,
+    with the function, so a ν replaced for a test is not answered from the real one's)."""
+    arrays = [np.ascontiguousarray(a, dtype=float) for a in (mu_lo, mu_hi, sigma)]
+    digest = hashlib.blake2b(repr(arrays[0].shape).encode(), digest_size=20)
+    for a in arrays:
+        digest.update(a.tobytes())
+    key = (nu, digest.digest())
+    with _NU_MEMO_LOCK:
+        hit = _NU_MEMO.get(key)
+        if hit is not None:
+            _NU_MEMO.move_to_end(key)
+            return hit
+    value = np.array(key[0](*arrays), dtype=float)
+    value.flags.writeable = False
+    if value.nbytes <= _NU_MEMO_BYTES // 4:
+        with _NU_MEMO_LOCK:
+            _NU_MEMO[key] = value
+            while sum(v.nbytes for v in _NU_MEMO.values()) > _NU_MEMO_BYTES:
+                _NU_MEMO.popitem(last=False)
+    return value
 
 
 def problem_data(name: str, unc: Uncertainty, X, y, epsilon: float) -> ProblemData:
