@@ -18,10 +18,10 @@ problems that differ a little (cutting-plane and majorization steps) start close
 solution. Each epoch visits the active rows in a random order (xorshift, seeded by the
 caller) and takes the exact clipped Newton step on each live side of each, the two sides of a
 row one after the other: one product ⟨ũ, x̃_i⟩ for both (a step on the first side moves the
-score by step·‖x̃_i‖²) and one update of ũ with both steps; shrinking is LIBLINEAR's (a coordinate at a
-bound whose gradient points out of the box by more than the previous epoch's largest violation
-leaves the active set; when the active set is optimal to the current tolerance every
-coordinate is brought back and checked). The solve stops when the duality gap is at most
+score by step·‖x̃_i‖²) and one update of ũ with both steps. Shrinking is LIBLINEAR's (a
+coordinate at a bound whose gradient points out of the box by more than the previous epoch's
+largest violation leaves the active set; when the active set is optimal to the current
+tolerance every coordinate is brought back and checked). The solve stops when the duality gap is at most
 ``gap_tol`` (checked at the start, when the projected-gradient tolerance is met on all
 coordinates, which then tightens ten-fold, and every ``CHECK_EVERY`` epochs) or after
 ``max_epochs`` epochs. The rows are read in CSR form (data, indices, indptr): a dense X is

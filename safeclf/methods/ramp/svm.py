@@ -189,7 +189,7 @@ def _working_set_polish(X, c_pos, c_neg, s, state, u, z):
     if k == 0:
         return False
     W = np.argpartition(dist, k - 1)[:k] if k < dist.size else np.flatnonzero(np.isfinite(dist))
-    W = np.sort(W)
+    W = np.sort(W)  # the set's rows read from X in memory order
     zd, zi, zp, a = _set_rows(X.data, X.indices, X.indptr, n, s, W, alpha, u)
     try:
         res = solve_rows(zd, zi, zp, X.shape[1] + 1, a, cap[W], alpha[W], tol=POLISH_TOL)
