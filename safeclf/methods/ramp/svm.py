@@ -153,7 +153,9 @@ def _polish_pays(X) -> bool:
     nonzeros a row); an epoch reads each row twice for both sides (4·(nnz + n)). The factor
     grows as d³: on 40,000 random sparse rows with 10 nonzeros the polish sped the fit up at
     d = 105 and 250 (4.5 against 5.4 s, 4.1 against 4.4 s; cost ratios 0.5 and 4) and slowed
-    it down at d = 500 (7.6 against 5.6 s; ratio 28); on Adult the ratio is 0.7."""
+    it down at d = 500 (7.6 against 5.6 s; ratio 28); on Adult the ratio is 0.7. (Measured
+    before the polish was compiled, which halved its time on Adult: the threshold is
+    conservative now.)"""
     n, d = X.shape
     r = X.nnz / max(n, 1)
     m = min(POLISH_MAX, 2 * n)
