@@ -209,6 +209,14 @@ def run_path(payloads: list[dict[str, Any]]) -> list[JobResult]:
     return [run_job(p, fit=functools.partial(step, i)) for i, p in enumerate(payloads)]
 
 
+def run_recorded(payloads: list[dict[str, Any]]) -> list[tuple[JobResult, str]]:
+    """:func:`run_path`, each result with the text of its record (``results/<id>.json``): made
+    where the jobs ran, so the process that writes the records only writes them."""
+    from safeclf.run_folder import json_text
+
+    return [(r, json_text(r.to_record())) for r in run_path(payloads)]
+
+
 def run_job(payload: dict[str, Any], fit=None) -> JobResult:
     """Run one job described by ``payload`` (job fields, dataset entry, method entry, metric
     names) and return its result. ``fit(plugin, estimator, task)`` replaces the

@@ -56,31 +56,22 @@ def save(path: Path, estimator, preprocessor, meta: dict[str, Any]) -> None:
     temporary file and a rename. The file is checked as :func:`load` will check it before it
     is kept; a model holding an object safeclf does not load is an error here, not a file no
     one can open later."""
-    import os
-    import tempfile
-
     import skops.io as sio
     from sklearn.pipeline import Pipeline
 
     import safeclf
     from safeclf.model_trust import check_file
-    from safeclf.run_folder import atomic_write
+    from safeclf.run_folder import atomic_write, replacing
 
     steps = ([("preprocess", preprocessor)] if preprocessor is not None else []) + [("model", estimator)]
     pipeline = Pipeline(steps)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    with replacing(path) as tmp:
         sio.dump(pipeline, tmp)
         try:
-            check_file(Path(tmp))
+            check_file(tmp)
         except SpecError as exc:
             raise SpecError(f"the fitted model cannot be saved so that it loads safely: {exc}") \
                 from None
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
     meta = {"format": MODEL_FORMAT, "safeclf_version": safeclf.__version__,
             "estimator": _type_path(estimator), **meta}
     atomic_write(path.with_suffix(".json"), json.dumps(meta, indent=2, default=str) + "\n")

@@ -22,10 +22,10 @@ Layout of ``runs/<YYYYMMDD-HHMMSS>-<name>/``::
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -60,39 +60,37 @@ class WriteError(SafeclfError):
         return cls(f"cannot write '{path}': {exc.strerror or exc}")
 
 
-def file_mode() -> int:
-    """The mode ``open()`` gives a new file: 0o666 less the process's umask (read from
-    ``/proc/self/status`` on Linux, so no other thread sees a changed umask)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
+#: numbers the temporary files of this process (see :func:`_temp_beside`)
+_TEMP_SEQUENCE = itertools.count()
+
+
+def _temp_beside(path: Path) -> tuple[int, Path]:
+    """A new, empty temporary file beside ``path`` (its folder made if missing), open for
+    writing: (descriptor, path). Its name holds the process id and a counter, taken with
+    ``O_EXCL`` (a name left by an earlier process is skipped), and its mode is the one
+    ``open()`` gives a new file (0o666 less the umask, applied by the kernel)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = path.parent / f".{path.name}.{os.getpid()}.{next(_TEMP_SEQUENCE)}.tmp"
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(tmp, flags, 0o666), tmp
 
 
 @contextlib.contextmanager
-def replacing(path: Path):
-    """Yield a temporary path beside ``path`` that replaces ``path`` when the block ends
-    without error, so readers see the old file or the whole new one, even if the process is
-    killed mid-write (the rename is atomic; no fsync: a killed process leaves its written
-    pages to the kernel, and power loss is not what resume guards). The file gets the mode
-    the umask gives (``mkstemp`` alone would make it 0600); an ``OSError`` (a full disk) is a
-    :class:`WriteError` naming ``path``, and the temporary file is removed."""
+def _replacing(path: Path, keep_open: bool):
     tmp = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            os.fchmod(fd, file_mode())
-        finally:
+        fd, tmp = _temp_beside(path)
+        if not keep_open:
             os.close(fd)
-        yield Path(tmp)
+        yield (fd, tmp) if keep_open else tmp
         os.replace(tmp, path)
+        tmp = None
     except OSError as exc:
         raise WriteError.at(path, exc) from exc
     finally:
@@ -101,11 +99,21 @@ def replacing(path: Path):
                 os.unlink(tmp)
 
 
+def replacing(path: Path):
+    """Yield a temporary path beside ``path`` that replaces ``path`` when the block ends
+    without error, so readers see the old file or the whole new one, even if the process is
+    killed mid-write (the rename is atomic; no fsync: a killed process leaves its written
+    pages to the kernel, and power loss is not what resume guards). The file gets the mode
+    the umask gives; an ``OSError`` (a full disk) is a :class:`WriteError` naming ``path``,
+    and the temporary file is removed, as it is when the block raises anything else."""
+    return _replacing(path, keep_open=False)
+
+
 def atomic_write(path: Path, text: str | bytes) -> None:
-    """Write ``text`` (UTF-8) or bytes to ``path`` through :func:`replacing`."""
+    """Write ``text`` (UTF-8) or bytes to ``path`` as :func:`replacing` does (one open, the
+    writes, one rename: a record a job is cheap to write while the workers use every core)."""
     data = memoryview(text.encode("utf-8") if isinstance(text, str) else text)
-    with replacing(path) as tmp:
-        fd = os.open(tmp, os.O_WRONLY | os.O_TRUNC)
+    with _replacing(path, keep_open=True) as (fd, _):
         try:
             while data:
                 data = data[os.write(fd, data):]
@@ -264,8 +272,14 @@ def file_identity(path: Path) -> dict[str, Any]:
     return {"path": str(path), "bytes": path.stat().st_size, "sha256": digest.hexdigest()}
 
 
+def json_text(data: Any) -> str:
+    """``data`` as the run folder's JSON files hold it (indented; what JSON cannot hold, as
+    its ``str``)."""
+    return json.dumps(data, indent=2, sort_keys=False, default=str) + "\n"
+
+
 def write_json(path: Path, data: Any) -> None:
-    atomic_write(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+    atomic_write(path, json_text(data))
 
 
 def write_yaml(path: Path, data: Any) -> None:

@@ -9,6 +9,7 @@ skipped, the others run again, and the tables are rebuilt from every record.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import time
@@ -153,12 +154,14 @@ def _backend(name: str, scheduler: str | None, n_jobs: int):
             cluster.close()
 
 
-def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=None) -> None:
+def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=None,
+            written: dict[str, str] | None = None) -> None:
     """Run ``jobs`` on the joblib backend in effect and write each record into ``run_dir`` as
-    it finishes."""
+    it finishes; ``written`` (when given) receives each record's text by job id, so that
+    :func:`finish` need not read them back."""
     import joblib
 
-    from safeclf.jobs import run_path
+    from safeclf.jobs import run_recorded
 
     log_path = run_dir / "run.log"
     try:
@@ -170,10 +173,12 @@ def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=
         # a unit is one job, or the grid points of a path (methods[i].path), in one worker
         units = [payloads(spec, unit, run_dir) for unit in path_units(spec, jobs)]
         stream = joblib.Parallel(return_as="generator_unordered")(
-            joblib.delayed(run_path)(u) for u in units)
+            joblib.delayed(run_recorded)(u) for u in units)
         stack.callback(_stop, stream)
-        for result in (r for records in stream for r in records):
-            run_folder.write_json(run_folder.result_path(run_dir, result.id), result.to_record())
+        for result, text in (r for records in stream for r in records):
+            run_folder.atomic_write(run_folder.result_path(run_dir, result.id), text)
+            if written is not None:
+                written[result.id] = text
             line = (f"{time.strftime('%H:%M:%S')} {result.status.value:6s} {result.id} "
                     f"{result.dataset} {result.method} {result.params} seed={result.seed}")
             if result.error:
@@ -204,16 +209,20 @@ def _close_quietly(file) -> None:
         file.close()
 
 
-def finish(spec: Spec, jobs: list[Job], run_dir: Path, n_jobs: int | None = None):
-    """Read every job's record back, write the tables, plots and expectations; returns the
-    records, the metrics table, the plots that could not be drawn, and the verdicts. With
-    ``n_jobs`` (the run's local loky workers) the figures are drawn in those workers while
-    this process writes the tables."""
+def finish(spec: Spec, jobs: list[Job], run_dir: Path, n_jobs: int | None = None,
+           written: dict[str, str] | None = None):
+    """Read every job's record back (from ``written``, the texts :func:`execute` wrote, where
+    it holds them), write the tables, plots and expectations; returns the records, the
+    metrics table, the plots that could not be drawn, and the verdicts. With ``n_jobs`` (the
+    run's local loky workers) the figures are drawn in those workers while this process
+    writes the tables."""
     from safeclf import by_group, expect, plots, promise_report
 
+    written = written or {}
     results, records = [], []  # the records as stored serve the promises and by-group tables
     for j in jobs:
-        record = run_folder.read_record(run_folder.result_path(run_dir, j.id))
+        record = (json.loads(written[j.id]) if j.id in written
+                  else run_folder.read_record(run_folder.result_path(run_dir, j.id)))
         if (r := JobResult.from_record(record)) is not None:
             results.append(r)
             records.append(record)
@@ -325,20 +334,29 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
         done = {j.id for j in jobs if opts.resume is not None  # a new folder holds no record
                 and (r := run_folder.read_result(run_folder.result_path(run_dir, j.id))) and r.finished}
         pending = [j for j in jobs if j.id not in done]
+        written: dict[str, str] = {}
+        # where this session's wall time went (the resumed entry's, on --resume)
+        seconds = (manifest["resumed"][-1] if opts.resume is not None else manifest) \
+            .setdefault("seconds", {})
+        t0 = time.perf_counter()
         with _resumable(run_dir), _progress(console, len(jobs), len(done)) as tick:
-            execute(spec, pending, run_dir, opts, tick)
+            execute(spec, pending, run_dir, opts, tick, written)
     with _resumable(run_dir):
+        t1 = time.perf_counter()
         results, table, plot_problems, verdicts = finish(
-            spec, jobs, run_dir, opts.jobs if opts.backend == "loky" else None)
+            spec, jobs, run_dir, opts.jobs if opts.backend == "loky" else None, written)
         failed = sum(r.failed for r in results)
+        t2 = time.perf_counter()
+        seconds.update(jobs=round(t1 - t0, 4), tables=round(t2 - t1, 4))
         manifest.update(end=time.strftime("%Y-%m-%dT%H:%M:%S%z"), ok=len(results) - failed,
                         failed=failed, skipped_on_resume=len(done), plot_problems=plot_problems)
         run_folder.write_json(run_dir / "manifest.json", manifest)
         from safeclf import report
 
-        if problems := report.write(run_dir):  # report.html, read back from the folder
-            manifest["plot_problems"] += problems
-            run_folder.write_json(run_dir / "manifest.json", manifest)
+        problems = report.write(run_dir)  # report.html, read back from the folder
+        seconds["report"] = round(time.perf_counter() - t2, 4)
+        manifest["plot_problems"] += problems
+        run_folder.write_json(run_dir / "manifest.json", manifest)
     if opts.mlflow:
         from safeclf import tracking
 
