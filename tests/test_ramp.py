@@ -230,15 +230,20 @@ def test_sparse_input_stays_sparse_and_gives_the_same_model(monkeypatch):
     real = mm.weighted_hinge_svm
 
     def spy(Xin, *args, **kw):
-        seen.append(sp.issparse(Xin))
+        seen.append(Xin)
         return real(Xin, *args, **kw)
 
     monkeypatch.setattr(mm, "weighted_hinge_svm", spy)
     tight = {"svm_tol": 1e-7, "svm_max_iter": 200000, "random_state": 0}  # same visiting order
     dense = _fit(cons, rows, X, y, **tight)
     n_dense = len(seen)
-    sparse = _fit(cons, rows, sp.csr_matrix(X), y, **tight)
-    assert not any(seen[:n_dense]) and all(seen[n_dense:])  # sparse input stays sparse
+    Xs = sp.csr_matrix(X)
+    sparse = _fit(cons, rows, Xs, y, **tight)
+    # the solver reads CSR: a dense X is converted once (the same copy in every call), a
+    # canonical float64 CSR X is used as given, never densified
+    assert all(sp.issparse(m) for m in seen)
+    assert len({id(m) for m in seen[:n_dense]}) == 1
+    assert all(m is Xs for m in seen[n_dense:])
     np.testing.assert_allclose(dense.coef_, sparse.coef_, atol=1e-4)
 
 

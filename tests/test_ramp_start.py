@@ -34,7 +34,7 @@ def test_coarse_start_meets_the_constraint_at_a_comparable_objective():
     X, y, g = _biased(4000)
     zero = _fit(X, y, g, start="zero")
     coarse = _fit(X, y, g, start="coarse")
-    assert zero.coarse_rows_ == [] and coarse.coarse_rows_ == [1000]
+    assert zero.coarse_rows_ == [] and coarse.coarse_rows_ == [4000 // ramp_estimator.COARSE_FACTOR]
     unconstrained = RampClassifier(lam="1/n", random_state=0).fit(X, y)
     assert _ratio(unconstrained, X, g) < 0.7  # the constraint binds
     for est in (zero, coarse):
@@ -48,10 +48,38 @@ def test_auto_start_is_coarse_from_the_row_threshold_on(monkeypatch):
     X, y, g = _biased(2400, seed=1)
     monkeypatch.setattr(ramp_estimator, "COARSE_ROWS", 2000)
     monkeypatch.setattr(ramp_estimator, "COARSE_FLOOR", 500)
+    monkeypatch.setattr(ramp_estimator, "COARSE_FACTOR", 4)
     est = _fit(X, y, g)  # 2,400 ≥ 2,000: a quarter (600 ≥ 500: itself coarse, 150 rows zero)
     assert est.coarse_rows_ == [600, 150]
     est = _fit(X[:1800], y[:1800], g[:1800])
     assert est.coarse_rows_ == []
+
+
+def test_the_coarse_fit_is_a_loose_start_and_hands_on_its_multiplier_slope(monkeypatch):
+    """Each coarse level is fitted to COARSE_LOOSENESS times the fit's own tolerances (the fit
+    on all rows settles the answer), and the fit on all rows starts its multiplier search
+    with the coarse fit's slope estimate dg/dv."""
+    from safeclf.methods.ramp import mm
+
+    X, y, g = _biased(4000)
+    seen = []
+    real_solve = mm.solve
+
+    def solve(prob, **kw):
+        out = real_solve(prob, **kw)
+        seen.append((prob.X.shape[0], kw["mm_tol"], kw["cp_tol"], kw.get("slope0"), out.slope))
+        return out
+
+    monkeypatch.setattr(mm, "solve", solve)
+    est = _fit(X, y, g, start="coarse", mm_tol=2e-3, tol=3e-4)
+    (n_c, mm_c, cp_c, slope0_c, slope_c), (n_f, mm_f, cp_f, slope0_f, _) = seen
+    loose = ramp_estimator.COARSE_LOOSENESS
+    assert (n_c, n_f) == (4000 // ramp_estimator.COARSE_FACTOR, 4000)
+    assert np.isclose(mm_c, 2e-3 * loose) and np.isclose(cp_c, 3e-4 * loose)
+    assert (mm_f, cp_f) == (2e-3, 3e-4)
+    assert slope0_c is None and slope_c is not None and slope_c < 0
+    assert slope0_f == slope_c
+    assert est.constraint_values_[0]["train_randomized"] >= 0.8 - 0.02
 
 
 def test_a_coarse_fit_that_fails_falls_back_to_the_zero_start(monkeypatch):

@@ -237,6 +237,26 @@ def _solve(data, indices, indptr, n, d, s, c_pos, c_neg, a_pos, a_neg, old_pos,
     return u, z, primal, dual, epoch
 
 
+def is_solver_rows(X) -> bool:
+    """Whether X is already in :func:`solver_rows`'s form."""
+    import scipy.sparse as sp
+
+    return bool(sp.issparse(X) and X.format == "csr" and X.dtype == np.float64
+                and X.has_canonical_format)
+
+
+def solver_rows(X):
+    """X as the solver reads it: float64 CSR with sorted, distinct column indices in each row
+    (the working-set polish relies on it); X itself when it is so already, else a copy."""
+    import scipy.sparse as sp
+
+    if is_solver_rows(X):
+        return X
+    view = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    view.sum_duplicates()  # also sorts the indices
+    return view
+
+
 class DualState:
     """What a solve leaves for the next: the duals α⁺, α⁻ (n,), the costs they were solved for,
     the scores ⟨ũ, x̃_i⟩ (n,) at the end, and the random stream of the epochs. When the costs
@@ -254,17 +274,12 @@ class DualState:
         self._norms = None  # (X as read, s, ‖x̃_i‖²)
 
     def rows(self, X):
-        """X as the solver reads it: float64 CSR with sorted, distinct column indices in each
-        row (the working-set polish relies on it), any other X converted once and kept."""
-        import scipy.sparse as sp
-
-        if (sp.issparse(X) and X.format == "csr" and X.dtype == np.float64
-                and X.has_canonical_format):
+        """X as the solver reads it (:func:`solver_rows`), any other X converted once and
+        kept."""
+        if is_solver_rows(X):
             return X
         if self._view is None or self._view[0] is not X:
-            view = sp.csr_matrix(X, dtype=np.float64, copy=True)
-            view.sum_duplicates()  # also sorts the indices
-            self._view = (X, view)
+            self._view = (X, solver_rows(X))
         return self._view[1]
 
     def sq_norms(self, X, s: float) -> np.ndarray:

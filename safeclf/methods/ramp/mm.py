@@ -100,6 +100,7 @@ class MMResult:
     svm_gaps: list[float] = field(default_factory=list)
     history: list[dict] = field(default_factory=list)
     converged: bool = False  # False: stopped at max_mm_iter
+    slope: float | None = None  # m = 1: the last step's dg/dv estimate (CPResult.slope)
 
 
 def inner_gap_target(outer_gap, cp_tol, share=0.25, cap=10.0):
@@ -122,11 +123,13 @@ def step_tolerances(last_gain, v, cp_tol, share=0.25, cap=30.0):
 
 def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_iter=30,
           cp_tol=1e-4, svm_tol=1e-3, svm_max_iter=5000, w0=None, b0=0.0, callback=None,
-          seed=0, inner_solver="auto", state=None, v0=None):
+          seed=0, inner_solver="auto", state=None, v0=None, slope0=None):
     """Algorithm 1 from (w0, b0) (default the zero vector, as in the paper's experiments);
     each step solves Problem 3 by Algorithm 2. The inner duals live in ``state`` (a
     :class:`~safeclf.methods.ramp.dcd.DualState`, new when None) across all cutting-plane and
-    MM steps; each inner solve is as exact as :func:`inner_gap_target` asks."""
+    MM steps; each inner solve is as exact as :func:`inner_gap_target` asks. ``slope0``
+    (m = 1): an estimate of dg/dv for the first step's multiplier search from ``v0`` (the
+    :attr:`MMResult.slope` of a fit this one starts from)."""
     n, d = prob.X.shape
     if state is None:
         state = DualState(n, seed)
@@ -135,7 +138,7 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
     merit = prob.penalised(w, b, v_max)
     out = MMResult(w, b, np.zeros(prob.m), 0, merits=[merit])
     v_start = None if v0 is None else np.asarray(v0, float)
-    gain, slope = np.inf, None
+    gain, slope = np.inf, slope0
     for t in range(1, max_mm_iter + 1):
         eps, g_tol = step_tolerances(gain, np.zeros(prob.m) if v_start is None else v_start,
                                      cp_tol)
@@ -179,6 +182,7 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
                 break
             v_start = chosen.v
         slope = cp.slope if cp.slope is not None else slope
+        out.slope = slope
         out.cp_iterations.append(cp.iterations)
         out.duality_gaps.append(cp.gap)
         out.svm_gaps.append(res.upper - res.lower)
