@@ -247,14 +247,43 @@ def is_solver_rows(X) -> bool:
 
 def solver_rows(X):
     """X as the solver reads it: float64 CSR with sorted, distinct column indices in each row
-    (the working-set polish relies on it); X itself when it is so already, else a copy."""
+    (the working-set polish relies on it); X itself when it is so already, else a copy (a
+    dense X in two compiled passes: SciPy's conversion goes through COO, 5× slower)."""
     import scipy.sparse as sp
 
     if is_solver_rows(X):
         return X
+    if not sp.issparse(X):
+        A = np.ascontiguousarray(X, dtype=np.float64)
+        if A.ndim == 2:
+            data, indices, indptr = _dense_csr(A)
+            return sp.csr_matrix((data, indices, indptr), shape=A.shape)
     view = sp.csr_matrix(X, dtype=np.float64, copy=True)
     view.sum_duplicates()  # also sorts the indices
     return view
+
+
+@njit(cache=True)
+def _dense_csr(A):
+    """The CSR arrays of the nonzeros of a C-ordered 2-D array, column indices ascending."""
+    n, d = A.shape
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        k = 0
+        for j in range(d):
+            if A[i, j] != 0.0:
+                k += 1
+        indptr[i + 1] = indptr[i] + k
+    data = np.empty(indptr[n])
+    indices = np.empty(indptr[n], dtype=np.int32)
+    for i in range(n):
+        p = indptr[i]
+        for j in range(d):
+            if A[i, j] != 0.0:
+                data[p] = A[i, j]
+                indices[p] = j
+                p += 1
+    return data, indices, indptr
 
 
 class DualState:

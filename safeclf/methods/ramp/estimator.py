@@ -634,15 +634,26 @@ def _start_at(w, b, v, prob, seed, slope=None) -> dict:
 
 def coarse_rows(y, groups, k, seed) -> np.ndarray:
     """``k`` of the rows, sorted, drawn without replacement and stratified by label and, when
-    given, group, so every label × group cell keeps its share."""
-    from sklearn.utils import resample
+    given, group, so every label × group cell keeps its share: ⌊k·share⌋ rows of each cell,
+    and one more for the cells with the largest remainders, drawn uniformly within it."""
+    import pandas as pd
 
-    strata = np.unique(y, return_inverse=True)[1]
+    strata = pd.factorize(np.asarray(y))[0].astype(np.int64)
     if groups is not None:
-        codes = np.unique(groups, return_inverse=True)[1]
-        strata = strata * (codes.max() + 1) + codes
-    return np.sort(resample(np.arange(len(y)), replace=False, n_samples=k, stratify=strata,
-                            random_state=seed))
+        codes = pd.factorize(np.asarray(groups), use_na_sentinel=False)[0]
+        strata = strata * (int(codes.max()) + 1) + codes
+    n = strata.size
+    counts = np.bincount(strata)
+    exact = k * counts / n
+    quota = np.floor(exact).astype(np.int64)
+    extra = k - int(quota.sum())
+    if extra > 0:
+        quota[np.argsort(quota - exact, kind="stable")[:extra]] += 1
+    # the rows cell by cell, in random order within each cell: each cell's first quota rows
+    order = np.lexsort((np.random.default_rng(seed).random(n), strata))
+    starts = np.r_[0, np.cumsum(counts)[:-1]]
+    rank = np.arange(n) - np.repeat(starts, counts)
+    return np.sort(order[rank < np.repeat(quota, counts)])
 
 
 def monitor_values(monitors, data, p) -> dict[str, float]:
