@@ -417,11 +417,13 @@ class RampClassifier(LinearBinaryClassifier):
         if not coarse or k < 2:
             return {}
         idx = coarse_rows(y, rows.get("groups"), k, seed)
+        # the loosened tolerances once: a coarse fit's own coarse levels keep them
+        loose = 1.0 if getattr(self, "_coarse_level", False) else COARSE_LOOSENESS
         try:
-            est = self._fit_rows(idx, X, y, rows, privileged_group, lam=prob.lam * n / k,
+            est = self._fit_rows(idx, X, y, rows, privileged_group, coarse_level=True,
+                                 lam=prob.lam * n / k,
                                  start="coarse" if k >= COARSE_FLOOR else "zero",
-                                 mm_tol=self.mm_tol * COARSE_LOOSENESS,
-                                 tol=self.tol * COARSE_LOOSENESS)
+                                 mm_tol=self.mm_tol * loose, tol=self.tol * loose)
         except (DataError, InfeasibleError, ValueError):
             return {}
         self.coarse_rows_ = [k] + list(getattr(est, "coarse_rows_", []))
@@ -505,12 +507,14 @@ class RampClassifier(LinearBinaryClassifier):
                 "raise max_mm_iter if the choice matters", ConvergenceWarning, stacklevel=3)
         return grid[sel.chosen], table
 
-    def _fit_rows(self, idx, X, y, rows, privileged_group, **params):
+    def _fit_rows(self, idx, X, y, rows, privileged_group, coarse_level=False, **params):
         """A clone with ``params`` (run serially) fitted on the rows ``idx``, every named rows
-        entry cut to them: the λ cross-validation's folds and the coarse start's sample."""
+        entry cut to them: the λ cross-validation's folds and the coarse start's sample
+        (``coarse_level``)."""
         from sklearn.base import clone
 
         est = clone(self).set_params(n_jobs=None, **params)
+        est._coarse_level = coarse_level
         return est.fit(X[idx], y[idx], privileged_group=privileged_group,
                        **{key: v[idx] for key, v in rows.items()})
 
