@@ -82,13 +82,14 @@ def _temp_beside(path: Path) -> tuple[int, Path]:
 
 
 @contextlib.contextmanager
-def _replacing(path: Path, keep_open: bool):
+def _replacing(path: Path):
+    """Yield (descriptor, path) of a new temporary file beside ``path``, open for writing,
+    that replaces ``path`` when the block ends without error (see :func:`replacing`); the
+    block closes the descriptor."""
     tmp = None
     try:
         fd, tmp = _temp_beside(path)
-        if not keep_open:
-            os.close(fd)
-        yield (fd, tmp) if keep_open else tmp
+        yield fd, tmp
         os.replace(tmp, path)
         tmp = None
     except OSError as exc:
@@ -99,6 +100,7 @@ def _replacing(path: Path, keep_open: bool):
                 os.unlink(tmp)
 
 
+@contextlib.contextmanager
 def replacing(path: Path):
     """Yield a temporary path beside ``path`` that replaces ``path`` when the block ends
     without error, so readers see the old file or the whole new one, even if the process is
@@ -106,14 +108,16 @@ def replacing(path: Path):
     pages to the kernel, and power loss is not what resume guards). The file gets the mode
     the umask gives; an ``OSError`` (a full disk) is a :class:`WriteError` naming ``path``,
     and the temporary file is removed, as it is when the block raises anything else."""
-    return _replacing(path, keep_open=False)
+    with _replacing(path) as (fd, tmp):
+        os.close(fd)
+        yield tmp
 
 
 def atomic_write(path: Path, text: str | bytes) -> None:
     """Write ``text`` (UTF-8) or bytes to ``path`` as :func:`replacing` does (one open, the
     writes, one rename: a record a job is cheap to write while the workers use every core)."""
     data = memoryview(text.encode("utf-8") if isinstance(text, str) else text)
-    with _replacing(path, keep_open=True) as (fd, _):
+    with _replacing(path) as (fd, _):
         try:
             while data:
                 data = data[os.write(fd, data):]
