@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from safeclf.methods.ramp import RampClassifier
 from safeclf.methods.ramp import estimator as ramp_estimator
@@ -160,3 +161,30 @@ def test_warm_start_follows_a_kappa_path_from_the_previous_solution():
     narrow = path.set_params(warm_start=True).fit(X[:, :3], y, groups=g)  # other features
     fresh = ramp(0.9).fit(X[:, :3], y, groups=g)
     np.testing.assert_array_equal(narrow.coef_, fresh.coef_)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_coarse_sample_is_stratified_by_label_and_group(seed):
+    """For any labels and groups (a rare cell, a label × group cell that is empty, a missing
+    group), ``coarse_rows`` draws exactly k distinct rows, sorted, each label × group cell
+    within one row of its share k·n_cell/n; the same seed draws the same rows, another seed
+    others."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(50, 3000))
+    y = rng.random(n) < rng.uniform(0.05, 0.6)
+    groups = rng.choice(np.array(["a", "b", "c", None], dtype=object), size=n,
+                        p=[0.6, 0.3, 0.08, 0.02])
+    groups[(groups == "c") & y] = "a"  # no positive in group c
+    for k in (1, n // 8, n // 2, n - 1):
+        for g in (groups, None):
+            idx = ramp_estimator.coarse_rows(y, g, k, seed)
+            assert idx.size == k and np.all(np.diff(idx) > 0) and 0 <= idx[0] and idx[-1] < n
+            cells = [y] if g is None else [y, np.array([str(v) for v in g])]
+            keys = np.array(["|".join(map(str, t)) for t in zip(*cells)])
+            for cell in np.unique(keys):
+                size = int((keys == cell).sum())
+                assert abs(int((keys[idx] == cell).sum()) - k * size / n) < 1
+            assert np.array_equal(idx, ramp_estimator.coarse_rows(y, g, k, seed))
+    half = n // 2
+    assert not np.array_equal(ramp_estimator.coarse_rows(y, groups, half, seed),
+                              ramp_estimator.coarse_rows(y, groups, half, seed + 100))
