@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -309,8 +310,13 @@ def test_sigkilled_run_leaves_no_worker_behind(write_spec, tmp_path):
         victim.wait(timeout=30)
         shm = Path("/dev/shm")
 
+        # the pid as a whole number in the name (sem.loky-<pid>-…, joblib_memmapping_folder_
+        # <pid>_…): as a substring it also matched other processes' leftovers (pid 1371 in
+        # "13718"), a failure that depended on what earlier processes left in /dev/shm
+        own = re.compile(rf"(?<!\d){victim.pid}(?!\d)")
+
         def in_shm():
-            return [p.name for p in shm.iterdir() if str(victim.pid) in p.name] \
+            return [p.name for p in shm.iterdir() if own.search(p.name)] \
                 if shm.is_dir() else []
 
         # the promise: 10 s after the kill, no process of the run and nothing of it in /dev/shm
