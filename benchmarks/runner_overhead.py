@@ -7,9 +7,12 @@ each), for the same 200 jobs (the
 jobs are an RBF SVM on breast_cancer, ~7 ms each, issue 24's size: enough to measure the
 runner's parallel efficiency rather than process start-up, which a warm-up run pays once).
 Targets: overhead < 20 ms per job, speed-up ≥ 1.9 on 2 cores (issue 24; was 1.8). Printed
-beside it, as a reference measured in the same run: the machine's own ceiling, the speed-up of
+beside it, as references measured in the same run: the machine's own ceiling, the speed-up of
 the same jobs run in two plain loops with no runner at all (two busy cores slow each other on a
-small virtual machine). Also times `safeclf --help` (target < 0.5 s).
+small virtual machine), and the same ceiling with the two loops under the thread limit joblib
+gives its workers (one BLAS thread each on 2 workers, so that two workers do not oversubscribe
+the cores; OpenBLAS at one thread is a few per cent slower at libsvm's many tiny dot products
+than the default the one-worker run has). Also times `safeclf --help` (target < 0.5 s).
 """
 
 from __future__ import annotations
@@ -85,19 +88,35 @@ print(time.perf_counter() - t0)
 """
 
 
-def machine_ceiling(spec_path: Path):
+#: The variables joblib's loky backend sets in its workers to bound their thread pools
+WORKER_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                      "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMBA_NUM_THREADS",
+                      "NUMEXPR_NUM_THREADS")
+
+
+def worker_thread_limit(workers: int) -> dict[str, str]:
+    """The environment joblib gives each of ``workers`` loky workers: every thread pool bounded
+    to the cores divided among the workers (unless the user set the variable)."""
+    threads = str(max((os.cpu_count() or 1) // workers, 1))
+    return {v: os.environ.get(v, threads) for v in WORKER_THREAD_VARS}
+
+
+def machine_ceiling(spec_path: Path, limited: bool = False):
     """The speed-up two workers could reach on this machine for these jobs with no runner at
     all: the jobs in a plain loop, one process alone, then two processes at once (started on
     the same clock tick); 2 × alone / the slower of the two. On a 2-core virtual machine two
-    busy cores slow each other (shared caches and memory bandwidth), so this is below 2."""
-    def loops(k: int) -> list[float]:
+    busy cores slow each other (shared caches and memory bandwidth), so this is below 2. With
+    ``limited``, the two run under the thread limit of two loky workers (the one alone, as
+    the one-worker run, under none)."""
+    def loops(k: int, env=None) -> list[float]:
         start = time.time() + 3.0  # after both processes have imported and warmed up
+        env = None if env is None else {**os.environ, **env}
         procs = [subprocess.Popen([sys.executable, "-c", JOB_LOOP, str(spec_path), str(start)],
-                                  stdout=subprocess.PIPE, text=True) for _ in range(k)]
+                                  stdout=subprocess.PIPE, text=True, env=env) for _ in range(k)]
         return [float(p.communicate()[0]) for p in procs]
 
     alone = loops(1)[0]
-    together = max(loops(2))
+    together = max(loops(2, worker_thread_limit(2) if limited else None))
     return 2 * alone / together, alone, together
 
 
@@ -138,15 +157,18 @@ def main() -> int:
                f"1 worker {w1:.2f} s, 2 workers {w2:.2f} s, of which {fixed:.2f} s set-up, "
                f"tables and report")
 
-        ceilings = [machine_ceiling(heavy) for _ in range(CEILING_REPEATS)]
-        ceiling, alone, together = sorted(ceilings)[len(ceilings) // 2]
-        print(f"the machine's own ceiling for these jobs: {ceiling:.2f} (median of "
-              f"{CEILING_REPEATS}: {', '.join(f'{c[0]:.2f}' for c in ceilings)}; the same {n} "
-              f"jobs in a plain loop, no runner: {alone:.2f} s alone, {together:.2f} s for the "
-              f"slower of two loops run at once; load {os.getloadavg()[0]:.2f})")
-        figure("machine ceiling: two plain job loops at once", ceiling, None, None, "×",
-               f"one loop alone {alone:.2f} s, two at once {together:.2f} s, median of "
-               f"{CEILING_REPEATS}")
+        for limited in (False, True):
+            ceilings = [machine_ceiling(heavy, limited) for _ in range(CEILING_REPEATS)]
+            ceiling, alone, together = sorted(ceilings)[len(ceilings) // 2]
+            what = ("two plain job loops at once, each under a loky worker's thread limit"
+                    if limited else "two plain job loops at once")
+            print(f"the machine's ceiling for these jobs, {what}: {ceiling:.2f} (median of "
+                  f"{CEILING_REPEATS}: {', '.join(f'{c[0]:.2f}' for c in ceilings)}; the same "
+                  f"{n} jobs in a plain loop, no runner: {alone:.2f} s alone, {together:.2f} s "
+                  f"for the slower of two at once; load {os.getloadavg()[0]:.2f})")
+            figure(f"machine ceiling: {what}", ceiling, None, None, "×",
+                   f"one loop alone {alone:.2f} s, two at once {together:.2f} s, median of "
+                   f"{CEILING_REPEATS}")
 
     exe = Path(sys.executable).with_name("safeclf")
     times = []
