@@ -163,6 +163,40 @@ def test_warm_start_follows_a_kappa_path_from_the_previous_solution():
     np.testing.assert_array_equal(narrow.coef_, fresh.coef_)
 
 
+def test_a_warm_fit_that_would_start_coarse_starts_from_the_point_of_lower_merit(monkeypatch):
+    """With ``warm_start`` where the coarse start applies, the fit starts from the fitted point
+    or the coarse fit's, whichever has the lower exact-penalty merit on all rows: after a large
+    step of κ the fitted point lies outside the new constraint (the coarse point is taken);
+    refitting the same problem, the fitted point is its own solution (it is kept, and the fit
+    ends within two majorization steps)."""
+    X, y, g = _biased(4000, seed=5)
+    full = []  # (problem, start) of each fit on all 4,000 rows (not the coarse level's)
+    real = ramp_estimator.mm.solve
+
+    def solve(prob, **kw):
+        if prob.X.shape[0] == X.shape[0]:
+            full.append((prob, kw.get("w0"), kw.get("b0")))
+        return real(prob, **kw)
+
+    monkeypatch.setattr(ramp_estimator.mm, "solve", solve)
+    est = RampClassifier(constraints=[{"rate": "fairness_ratio", "privileged": "P"}], kappa=0.5,
+                         lam="1/n", start="coarse", random_state=0, warm_start=True)
+    est.fit(X, y, groups=g)
+    fitted = est.coef_.copy(), est.ramp_intercept_
+    est.set_params(kappa=0.9).fit(X, y, groups=g)
+    prob, w0, b0 = full[-1]
+    v_max = est.max_multiplier
+    assert est.coarse_rows_ == [4000 // ramp_estimator.COARSE_FACTOR]  # the coarse point ...
+    assert prob.penalised(w0, b0, v_max) < prob.penalised(*fitted, v_max)  # ... of lower merit
+    assert _ratio(est, X, g) >= 0.9 and est.solver_status_ == "optimal"
+    fitted = est.coef_.copy(), est.ramp_intercept_
+    est.fit(X, y, groups=g)  # the same problem again
+    prob, w0, b0 = full[-1]
+    assert est.coarse_rows_ == [] and est.n_mm_iter_ <= 2  # the fitted point, kept
+    np.testing.assert_array_equal(w0, fitted[0])
+    assert b0 == fitted[1]
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_coarse_sample_is_stratified_by_label_and_group(seed):
     """For any labels and groups (a rare cell, a label × group cell that is empty, a missing

@@ -125,10 +125,14 @@ class RampClassifier(LinearBinaryClassifier):
         scikit-learn's: when True and the estimator is already fitted (same features, same
         number of constraints), Algorithm 1 starts from the fitted w, b and multipliers, each
         inner dual at its cap where its hinge is active at the fitted scores (as the coarse
-        start does), instead of ``start``'s point. A grid solved as a path (``path: kappa``
-        in a spec) fits each point this way from the previous one. Like the coarse start it
-        ends at a local solution of the non-convex Problem 2 that may differ from the cold
-        start's (``benchmarks/ramp.py`` measures a κ path both ways).
+        start does), instead of ``start``'s point. Where ``start`` would be the coarse start,
+        the coarse fit is made too and the fit starts from whichever of the two points has
+        the lower exact-penalty merit on all rows: a fitted point left far outside a
+        constraint that moved (a large step of κ) is a worse start than a coarse fit of the
+        new problem. A grid solved as a path (``path: kappa`` in a spec) fits each point this
+        way from the previous one. Like the coarse start it ends at a local solution of the
+        non-convex Problem 2 that may differ from the cold start's (``benchmarks/ramp.py``
+        measures a κ path both ways).
     feasibility_tol : a constraint whose randomised training value exceeds its bound by more
         than this (in the constraint's linear form) makes ``fit`` raise InfeasibleError; one
         that the returned rule (``predict``'s) misses by more than this makes ``fit`` warn
@@ -327,8 +331,7 @@ class RampClassifier(LinearBinaryClassifier):
 
         started = time.perf_counter()
         seed = check_random_state(self.random_state).randint(2**31 - 1)
-        start = (self._warm(prob, seed) if self._can_warm_start(X, prob)
-                 else self._coarse_start(X, y, rows, privileged_group, prob, seed))
+        start = self._start(X, y, rows, privileged_group, prob, seed)
         # its products are matrix-vector and the polish's factors (d + 1)²: BLAS threads would
         # only spin, taking CPU from the runner's other jobs
         with one_blas_thread():
@@ -400,12 +403,21 @@ class RampClassifier(LinearBinaryClassifier):
         return bool(self.warm_start) and hasattr(self, "coef_") and (
             self.coef_.shape == (X.shape[1],) and self.multipliers_.shape == (prob.m,))
 
-    def _warm(self, prob, seed) -> dict:
-        """``mm.solve``'s start from this estimator's fitted w, b and multipliers
-        (``warm_start``)."""
-        self.coarse_rows_ = []
-        return _start_at(self.coef_, self.ramp_intercept_, self.multipliers_, prob, seed,
+    def _start(self, X, y, rows, privileged_group, prob, seed) -> dict:
+        """``mm.solve``'s start: ``start``'s point, or with ``warm_start`` the fitted one. A
+        warm fit that would start coarse fits the coarse level too and starts from whichever
+        of the two points has the lower exact-penalty merit on all rows (the fitted point can
+        lie far outside a constraint that moved)."""
+        coarse = self._coarse_start(X, y, rows, privileged_group, prob, seed)
+        if not self._can_warm_start(X, prob):
+            return coarse
+        warm = _start_at(self.coef_, self.ramp_intercept_, self.multipliers_, prob, seed,
                          getattr(self, "_multiplier_slope", None))
+        if coarse and (prob.penalised(coarse["w0"], coarse["b0"], self.max_multiplier)
+                       < prob.penalised(warm["w0"], warm["b0"], self.max_multiplier)):
+            return coarse
+        self.coarse_rows_ = []
+        return warm
 
     def _coarse_start(self, X, y, rows, privileged_group, prob, seed) -> dict:
         """``mm.solve``'s start (w0, b0, v0 and the inner duals' state) from a fit on a
