@@ -334,13 +334,6 @@ def _with_values(rows, p: PlotEntry):
     return rows[keep]
 
 
-def write_plots(spec: Spec, frame, details: dict, folder: Path) -> list[str]:
-    """Draw every plot of the spec into ``folder``; returns one line per plot that failed
-    (a plot problem never loses the run's results)."""
-    return [line for i in range(len(wanted_plots(spec, frame)))
-            for line in write_plot(spec, frame, details, folder, i)]
-
-
 def _kinds(spec: Spec) -> tuple[dict, list[PlotEntry]]:
     """The plot kinds the spec's method plugins add, and the plots to draw: the spec's, then
     each plugin's automatic ones the spec does not draw already."""
@@ -357,7 +350,8 @@ def _kinds(spec: Spec) -> tuple[dict, list[PlotEntry]]:
 
 
 def wanted_plots(spec: Spec, frame) -> list[PlotEntry]:
-    """The plots :func:`write_plots` draws for a results table (none for an empty one)."""
+    """The plots a run draws for a results table (none for an empty one), each by
+    :func:`write_plot`."""
     if frame.empty or not spec.plots:
         return []
     return _kinds(spec)[1]

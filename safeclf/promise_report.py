@@ -112,14 +112,6 @@ def summary(frame, short: bool = True):
     return pd.DataFrame(out)
 
 
-def write(run_dir: Path, results: list[dict]) -> list[str]:
-    """promises.csv, promises.md and plots/promises.png (when any promise was checked);
-    returns problems met while plotting."""
-    frame = promises_frame(results)
-    write_tables(run_dir, frame)
-    return write_plot(run_dir, frame)
-
-
 def write_tables(run_dir: Path, frame) -> None:
     """promises.csv and promises.md of a :func:`promises_frame`."""
     from safeclf.run_folder import atomic_write, to_markdown

@@ -45,7 +45,9 @@ def _run(folder, name, start, certify_delta=None, constraints_kappa=(0.5, 0.8)):
                                 "promises": [P.judge(promise, P.Evidence(90, 100), 0.95)
                                              .record()]})
     pd.DataFrame(rows).to_csv(folder / "metrics.csv", index=False)
-    promise_report.write(folder, results)
+    frame = promise_report.promises_frame(results)
+    promise_report.write_tables(folder, frame)
+    promise_report.write_plot(folder, frame)
     return folder
 
 
