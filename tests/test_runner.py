@@ -239,8 +239,15 @@ def test_resume_after_sigkill_gives_the_uninterrupted_rows(write_spec, tmp_path)
             break
         time.sleep(0.02)
     assert results, "the run produced no results to interrupt"
-    os.killpg(victim.pid, signal.SIGKILL)
+    # the parent alone, as `kill -9 <pid>` does: its workers and loky's resource tracker end by
+    # themselves and clear /dev/shm (test_sigkilled_run_leaves_no_worker_behind); killing the
+    # whole group would also kill the tracker and leave its semaphores there on every test run
+    family = _descendants(victim.pid)
+    os.kill(victim.pid, signal.SIGKILL)
     victim.wait(timeout=30)
+    deadline = time.time() + 10
+    while time.time() < deadline and any(_alive(p) for p in family):
+        time.sleep(0.1)
     run = _run_dir(tmp_path / "killed")
     n_before = len(list((run / "results").glob("*.json")))
     assert 2 <= n_before < len(reference), "the kill must land mid-run"
