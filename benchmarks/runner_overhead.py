@@ -20,6 +20,7 @@ itself costs. Also times `safeclf --help` (target < 0.5 s).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -67,8 +68,6 @@ def timed_run(path: Path, jobs: int, out: Path):
 
 def _manifest_seconds(run_dir: Path) -> dict:
     """Where the run's wall time went, as its manifest records it (jobs, tables, report)."""
-    import json
-
     return json.loads((run_dir / "manifest.json").read_text())["seconds"]
 
 

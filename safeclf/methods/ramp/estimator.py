@@ -411,13 +411,13 @@ class RampClassifier(LinearBinaryClassifier):
         coarse = self._coarse_start(X, y, rows, privileged_group, prob, seed)
         if not self._can_warm_start(X, prob):
             return coarse
-        warm = _start_at(self.coef_, self.ramp_intercept_, self.multipliers_, prob, seed,
-                         getattr(self, "_multiplier_slope", None))
-        if coarse and (prob.penalised(coarse["w0"], coarse["b0"], self.max_multiplier)
-                       < prob.penalised(warm["w0"], warm["b0"], self.max_multiplier)):
+        w, b, v_max = self.coef_, self.ramp_intercept_, self.max_multiplier
+        if coarse and (prob.penalised(coarse["w0"], coarse["b0"], v_max)
+                       < prob.penalised(w, b, v_max)):
             return coarse
         self.coarse_rows_ = []
-        return warm
+        return _start_at(w, b, self.multipliers_, prob, seed,
+                         getattr(self, "_multiplier_slope", None))
 
     def _coarse_start(self, X, y, rows, privileged_group, prob, seed) -> dict:
         """``mm.solve``'s start (w0, b0, v0 and the inner duals' state) from a fit on a
