@@ -179,7 +179,7 @@ def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str, n_rho: int 
     scores = {a: cand.score[(g == a) & among] for a in names}
     kappa = max(min((p.bound if p.quantity.kind == "ratio" else 1.0 - p.bound) for p in ups),
                 1e-3)
-    rhos = np.geomspace(max(RHO_CAP, 1.0 / kappa), kappa, n_rho)
+    rhos = np.geomspace(*_rho_range(promises, entry, kappa), n_rho)
     finite = np.flatnonzero(np.isfinite(grid))
     refs = np.unique(finite[np.linspace(0, finite.size - 1, min(n_ref, finite.size)).astype(int)])
     out = []
@@ -194,6 +194,21 @@ def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str, n_rho: int 
                          min(t, _threshold_for_rate(scores[a], rho * top))) for a in names)
             out.append(Rule(t, per, entry))
     return list(dict.fromkeys(out))
+
+
+def _rho_range(promises, entry: str, kappa: float) -> tuple[float, float]:
+    """(largest, smallest) level ρ of the per-group rules: from :data:`RHO_CAP` (or 1/κ) down
+    to κ; where a promise also bounds the ratio from above (a band, s_p(A) ≤ u·s_p(B)), from
+    min(u, cap) down to max(κ, 1/u), since a lagging group set to ρ times the top group's rate
+    makes the ratio ρ or 1/ρ, whichever group lags."""
+    uppers = [p.bound for p in promises if p.quantity.kind == "ratio" and p.sense == "<="
+              and p.quantity.groups == entry and p.quantity.event == "predicted_positive"]
+    if not uppers:
+        return max(RHO_CAP, 1.0 / kappa), kappa
+    u = min(uppers)
+    hi = max(min(RHO_CAP, u), kappa)
+    lo = max(kappa, 1.0 / u) if 1.0 / u <= hi else kappa
+    return hi, lo
 
 
 def _counts(promises, part: Part, rules) -> list[tuple[np.ndarray, ...]]:
@@ -314,15 +329,9 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
         passed = [i for i, ok in zip(tested, ltt.holm(joint, delta)) if ok]
     record["certified_rules"] = len(passed)
     if not passed:
-        worst = int(np.argmax(pv[:, 0]))
-        empty = [p.name for p, s in zip(promises, sizes_safe)
-                 if not s.n or (s.n2 is not None and not s.n2)]
-        why = (f"the held-back part has no row for {', '.join(empty)}" if empty else
-               f"{promises[worst].name} has p-value {pv[worst, 0]:.3g} > δ on the held-back "
-               "rows")
-        record["reason"] = (f"no rule certified at δ = {delta:g}: the safest rule of the path "
-                            f"(predicted pass probability {record['pass_probability']:.2f}) "
-                            f"fails: {why}")
+        record.update(_no_rule_passes(promises, rules[tested[0]], safe, sizes_safe, pv[:, 0],
+                                      level, bnd, delta, cand.score.size,
+                                      record["pass_probability"]))
         return None, record
     def training_errors(i):  # on all training rows
         return sum(int(np.sum(rules[i].positive(part) != part.y_pos)) for part in (cand, safe))
@@ -337,8 +346,42 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     return rules[best], record
 
 
+def _no_rule_passes(promises, first: Rule, safe: Part, sizes_safe, p_first, level: float,
+                    bnd, delta: float, n_candidate: int, pass_prob: float) -> dict:
+    """The record of a search whose path's first (safest) rule already fails: the promise
+    with the largest p-value there, its certified limit against its bound and the held-back
+    rows that would certify the observed effect (:mod:`safeclf.shortfall`); ``reason`` says
+    it in one line."""
+    from safeclf import shortfall as S
+
+    empty = [p.name for p, s in zip(promises, sizes_safe)
+             if not s.n or (s.n2 is not None and not s.n2)]
+    if empty:
+        return {"reason": f"no rule certified at δ = {delta:g}: the held-back part has no row "
+                          f"for {', '.join(empty)}; next: more rows, or a larger fraction"}
+    worst = promises[int(np.argmax(p_first))]
+    q = worst.quantity
+    ev = rate_evidence(q, safe.y_pos, first.positive(safe), safe.rows)
+    pair = ((q.protected if q.protected is not None else f"not {q.privileged}"), q.privileged) \
+        if q.kind in ("ratio", "difference") else None
+    n_safe = int(safe.score.size)
+    why = S.shortfall(worst, ev, level, bnd, n_safe, n_train=n_safe + n_candidate,
+                      fraction=n_safe / max(1, n_safe + n_candidate), groups=pair)
+    return {"failed": why,
+            "reason": f"no model: the safest rule of the path (predicted pass probability "
+                      f"{pass_prob:.2f}) fails; " + S.sentence(why, delta)}
+
+
 def certified_promises(promises: list[Promise], delta: float, record: dict) -> list[Promise]:
-    """The promises as the certificate states them: high-confidence at δ, about predict."""
+    """The promises as the certificate states them: high-confidence at δ, about predict; when
+    no rule passed (``record`` has no ``rule``), the statement says so and nothing is claimed
+    to hold."""
+    if "rule" not in record:
+        return [replace(p, kind="high_confidence", delta=delta,
+                        statement=p.statement.replace("(training data)", "").strip()
+                        + " (population): not certified, no model returned",
+                        note="no rule passed the test: nothing is promised")
+                for p in promises]
     how = (f"certified post hoc by Learn-then-Test ({record['test'].replace('_', '-')} testing, "
            f"{record['bound']} p-values) on {record['n_safety']} held-back training rows")
     approx = "; approximate: the t-test bound's coverage is not guaranteed" \
@@ -380,7 +423,16 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         The p-values' bound (:mod:`safeclf.bounds`; ``ttest`` is approximate).
     thresholds : {"auto", "global", "per_group"}
         One threshold, or one per group where a promise compares groups ("auto": per group
-        when the features encode the group).
+        when the features encode the group, or encode each column of an intersection).
+    group_blind : bool, default False
+        A rule that never reads the group: the feature columns that encode it (every column
+        found by :func:`safeclf.group_encoding.encoding_columns` for the groups and for each
+        component of an intersection) are left out of the model's fit and of every
+        prediction, and one threshold serves everyone. The groups are still used to certify.
+        Proxies of the group among the other features are not removed.
+    group_columns : list of str, optional
+        The row entries whose intersection the groups are (``rows`` must hold them), so a
+        per-group rule can read intersectional groups from their components' columns.
     test : {"fixed_sequence", "holm"}
     n_thresholds : int
         Size of the global threshold grid.
@@ -394,6 +446,8 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     promises_ : list of Promise, as certified.
     certificate_ : dict, the record of the search (sizes, p-values, the reason for no solution).
     group_encoding_ : :class:`~safeclf.group_encoding.GroupEncoding` or None.
+    blind_columns_ : tuple of int, the feature columns left out (``group_blind``).
+    reads_group_ : str, whether and how the decision reads the group (:meth:`reads_group`).
     classes_ : ndarray of shape (2,).
     """
 
@@ -401,7 +455,7 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, estimator=None, promises=None, delta=0.05, fraction=0.3,
                  bound=B.DEFAULT, thresholds="auto", test="fixed_sequence", n_thresholds=100,
-                 random_state=None):
+                 random_state=None, group_blind=False, group_columns=None):
         self.estimator = estimator
         self.promises = promises
         self.delta = delta
@@ -411,6 +465,8 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.test = test
         self.n_thresholds = n_thresholds
         self.random_state = random_state
+        self.group_blind = group_blind
+        self.group_columns = group_columns
 
     def _check_params(self):
         if not (isinstance(self.delta, float | int) and 0 < self.delta < 1):
@@ -421,6 +477,11 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if self.thresholds not in ("auto", "global", "per_group"):
             raise ValueError(f"thresholds must be 'auto', 'global' or 'per_group', got "
                              f"{self.thresholds!r}")
+        if not isinstance(self.group_blind, bool | np.bool_):
+            raise ValueError(f"group_blind must be True or False, got {self.group_blind!r}")
+        if self.group_blind and self.thresholds == "per_group":
+            raise ValueError("group_blind=True reads no group, so thresholds cannot be "
+                             "'per_group'")
 
     def fit(self, X, y, groups=None, rows=None, **fit_params):
         """Fit on the candidate part, certify a rule on the held-back part.
@@ -448,18 +509,24 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n = y.shape[0]
         params = {k: (v[cand] if hasattr(v, "__len__") and len(v) == n else v)
                   for k, v in fit_params.items()}
-        est = clone(self.estimator).fit(_rows(X, cand), y[cand], **params)
-        self._certify(est, promises, X, y_pos, rows, cand, safe, GE)
+        blind = blind_columns(_rows(X, cand), {k: v[cand] for k, v in rows.items()},
+                              promises, self.group_columns) if self.group_blind else ()
+        est = clone(self.estimator).fit(drop_columns(_rows(X, cand), blind), y[cand], **params)
+        self._certify(est, promises, X, y_pos, rows, cand, safe, GE, blind)
         return self
 
-    def _certify(self, est, promises, X, y_pos, rows, cand, safe, GE):
+    def _certify(self, est, promises, X, y_pos, rows, cand, safe, GE, blind=()):
         if not promises or any(p.quantity.kind not in CERTIFIABLE for p in promises):
             raise ValueError("certification needs at least one rate or ratio promise")
         self.estimator_ = est
+        self.blind_columns_ = tuple(int(c) for c in blind)
         entry = search_entry = group_entry(promises)
         encoding = None
-        if self.thresholds != "global" and entry is not None and entry in rows:
-            encoding = GE.find(_rows(X, cand), rows[entry][cand])
+        if self.thresholds != "global" and not self.group_blind and entry is not None \
+                and entry in rows:
+            comps = [rows[c][cand] for c in self.group_columns or () if c in rows] \
+                if entry == "groups" else None
+            encoding = GE.find_any(_rows(X, cand), rows[entry][cand], comps)
             if encoding is None and self.thresholds == "per_group":
                 GE.require(_rows(X, cand), rows[entry][cand], "thresholds='per_group'")
         if encoding is None:
@@ -467,26 +534,45 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.group_encoding_ = encoding
         if entry is not None and entry in rows:  # compared as text, converted once
             rows[entry] = np.asarray(rows[entry]).astype(str)
-        parts = [Part(scores_of(est, _rows(X, i)), y_pos[i], {k: _take(v, i) for k, v in rows.items()})
-                 for i in (cand, safe)]
+        parts = [Part(scores_of(est, drop_columns(_rows(X, i), self.blind_columns_)), y_pos[i],
+                      {k: _take(v, i) for k, v in rows.items()}) for i in (cand, safe)]
         rule, record = search(promises, *parts, self.delta, self.bound,
                               per_group=search_entry is not None, test=self.test,
                               n_thresholds=self.n_thresholds)
         self.rule_ = rule
+        self.reads_group_ = self.reads_group(_rows(X, cand), {k: _take(v, cand) for k, v
+                                                              in rows.items()}, entry)
+        record["reads_group"] = self.reads_group_
         self.certificate_ = record
         self.promises_ = certified_promises(promises, self.delta, record)
         return self
 
+    def reads_group(self, X, rows, entry) -> str:
+        """Whether the decision reads the group, in words: ``no`` (group-blind: its columns are
+        left out), ``yes: a threshold per group ...``, ``yes: the model's features include the
+        group ...`` or ``no: no feature column encodes the group``."""
+        if self.group_blind:
+            return (f"no: group-blind (the {len(self.blind_columns_)} feature columns that "
+                    "encode the group are not read; one threshold for everyone)")
+        if self.rule_ is not None and self.rule_.per_group:
+            return "yes: a threshold per group, read from the group's feature columns"
+        if entry is not None and entry in rows and \
+                _encodes_group(X, rows[entry], self.group_columns, rows):
+            return "yes: one threshold, but the model's features include the group's columns"
+        return "no: one threshold, and no feature column encodes the group"
+
     @classmethod
-    def from_fitted(cls, est, promises, X, y_pos, rows, cand, safe, **params):
+    def from_fitted(cls, est, promises, X, y_pos, rows, cand, safe, blind=(), **params):
         """A certified classifier around ``est`` already fitted on rows ``cand`` (the
-        runner's path: the plugin fits the model its own way)."""
+        runner's path: the plugin fits the model its own way), with the feature columns
+        ``blind`` left out of its fit (:func:`blind_columns`) when ``group_blind``."""
         from safeclf import group_encoding as GE
 
         self = cls(estimator=est, promises=list(promises), **params)
         self._check_params()
         self.classes_ = np.asarray(est.classes_)
-        return self._certify(est, promises, X, np.asarray(y_pos, bool), dict(rows), cand, safe, GE)
+        return self._certify(est, promises, X, np.asarray(y_pos, bool), dict(rows), cand, safe,
+                             GE, blind)
 
     @property
     def no_solution_(self) -> str | None:
@@ -500,7 +586,7 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "certificate_")
         if self.rule_ is None:
             raise NoSolution(f"no certified model: {self.no_solution_}")
-        score = scores_of(self.estimator_, X)
+        score = scores_of(self.estimator_, drop_columns(X, getattr(self, "blind_columns_", ())))
         rows = {}
         if self.rule_.per_group:
             rows[self.rule_.groups] = self.group_encoding_.groups_of(X)
@@ -512,3 +598,34 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
 def _rows(X, idx):
     return X[idx] if not hasattr(X, "iloc") else X.iloc[idx]
+
+
+def drop_columns(X, columns):
+    """X without the feature ``columns`` (positions), for an array, a sparse matrix or a
+    DataFrame; X itself when there are none."""
+    if not len(columns):
+        return X
+    keep = np.setdiff1d(np.arange(X.shape[1]), np.asarray(columns, dtype=int))
+    return X.iloc[:, keep] if hasattr(X, "iloc") else X[:, keep]
+
+
+def blind_columns(X, rows, promises, group_columns=None) -> tuple[int, ...]:
+    """The feature columns a group-blind rule leaves out: every column that encodes the
+    groups its promises compare (:func:`safeclf.group_encoding.encoding_columns`), and each
+    component of an intersection (``group_columns``, row entries of ``rows``)."""
+    from safeclf.group_encoding import encoding_columns
+
+    entries = {p.quantity.groups for p in promises if p.quantity.kind in ("ratio", "difference")}
+    entries |= {c for c in group_columns or () if c in rows}
+    X = X.to_numpy() if hasattr(X, "iloc") else X
+    return tuple(sorted({c for e in entries if e in rows
+                         for c in encoding_columns(X, rows[e])}))
+
+
+def _encodes_group(X, groups, group_columns, rows) -> bool:
+    """Whether some feature column of X encodes the groups or a component of them."""
+    from safeclf.group_encoding import encoding_columns
+
+    X = X.to_numpy() if hasattr(X, "iloc") else X
+    keys = [groups] + [rows[c] for c in group_columns or () if c in rows]
+    return any(encoding_columns(X, g) for g in keys)

@@ -332,21 +332,46 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
         est = plugin.build(tparams, random_state=seed)
         est = plugin.fit(est, cand_task) or est
     except SafeclfError as exc:
-        record.update(reason=f"candidate selection at the tightened bounds: {exc}")
-        return Outcome(None, certified, record)
+        record.update(reason=f"no model: candidate selection at the tightened bounds found "
+                             f"none ({exc}); next: a looser bound, or more rows")
+        return Outcome(None, [_uncertified(p) for p in certified], record)
     y_s, pred_s = _positive(est, safe)
-    tests, passed = {}, True
+    tests, failed = {}, []
     for p in promises:
         ev = rate_evidence(p.quantity, y_s, pred_s, safe.rows)
         value, ok = safety_bound(p, ev, d, bnd)
         tests[p.name] = {"bound": value, "passed": ok}
-        passed &= ok
+        if not ok:
+            failed.append(_shortfall(p, ev, d, bnd, len(safe), len(task.train), fraction))
     record["safety_tests"] = tests
-    if not passed:
-        record["reason"] = "safety test failed: " + ", ".join(
-            f"{k} bound {v['bound']:.4g}" for k, v in tests.items() if not v["passed"])
-        return Outcome(None, certified, record)
+    if failed:
+        from safeclf.shortfall import sentence
+
+        record["failed"] = failed[0]
+        record["reason"] = "no model: the safety test failed; " + "; ".join(
+            sentence(f, delta) for f in failed)
+        return Outcome(None, [_uncertified(p) for p in certified], record)
     return Outcome(est, certified, record)
+
+
+def _shortfall(p: Promise, ev: Evidence, d: float, bnd, n_safe: int, n_train: int,
+               fraction: float) -> dict:
+    """:func:`safeclf.shortfall.shortfall` for the safety test's form: each one-sided bound at
+    d = δ/m, so a comparison's pair of bounds is the test at level 2d."""
+    from safeclf.shortfall import shortfall
+
+    q = p.quantity
+    pair = ((q.protected if q.protected is not None else f"not {q.privileged}"), q.privileged) \
+        if q.kind == "ratio" else None
+    return shortfall(p, ev, 2 * d if q.kind == "ratio" else d, bnd, n_safe, n_train=n_train,
+                     fraction=fraction, groups=pair)
+
+
+def _uncertified(p: Promise) -> Promise:
+    """A promise of a certification that returned no model: it says so, and claims nothing."""
+    return replace(p, statement=p.statement.split(", with probability")[0]
+                   + ": not certified, no model returned",
+                   note="the safety test failed: nothing is promised")
 
 
 def _difference(setting: dict, params: dict) -> dict:

@@ -22,18 +22,6 @@ from safeclf.promises import Promise
 SOURCE = "declared in the spec"
 
 
-def _items(items) -> list:
-    """The items with a ratio's ``min`` read as its ``kappa``."""
-    from safeclf.methods.ramp.rates import _RATIO_KINDS
-
-    out = []
-    for item in items or []:
-        if isinstance(item, Mapping) and item.get("rate") in _RATIO_KINDS and "min" in item:
-            item = {k: v for k, v in item.items() if k != "min"} | {"kappa": item["min"]}
-        out.append(item)
-    return out
-
-
 def parse(items, where: str = "promises") -> list:
     """The constraints ``items`` state (ValueError naming the place when malformed); a ratio
     without ``kappa`` / ``min`` is an error here (there is no method default to take)."""
@@ -41,9 +29,10 @@ def parse(items, where: str = "promises") -> list:
 
     for i, item in enumerate(items or []):  # before parsing, whose message would name kappa
         if isinstance(item, Mapping) and item.get("rate") in _RATIO_KINDS \
-                and "min" not in item and "kappa" not in item:
-            raise ValueError(f"{where}[{i}] needs min (the ratio's lower bound κ)")
-    return parse_constraints(_items(items), where)
+                and not {"min", "kappa", "max"} & set(item):
+            raise ValueError(f"{where}[{i}] needs min (the ratio's lower bound κ), max (its "
+                             "upper bound), or both (a band, recommended: min: 0.8, max: 1.25)")
+    return parse_constraints(items, where)
 
 
 def promises(items, y_pos, rows, info=None, where: str = "promises") -> list[Promise]:

@@ -1,5 +1,6 @@
 """Where the features encode the group, so a rule with a threshold per group can be applied
-when predicting from X alone (``predict`` sees no group column).
+when predicting from X alone (``predict`` sees no group column), and which columns a
+group-blind rule must not read.
 
 :func:`find` looks, on the training rows, for the columns that determine each row's group:
 one column whose values stand one-to-one for the groups (a 0/1 column for two groups, a
@@ -76,6 +77,65 @@ def find(X, groups) -> GroupEncoding | None:
                   for g in names}
         return GroupEncoding(columns, lookup)
     return None
+
+
+@dataclass(frozen=True)
+class IntersectionEncoding:
+    """Intersectional groups (``"Female & Black"``) read from the encodings of their component
+    columns (``sex`` and ``race`` one-hot in X, each found by :func:`find`), joined in the
+    order the groups were made (:func:`safeclf.groups.intersect`)."""
+
+    parts: tuple
+
+    @property
+    def columns(self) -> tuple:
+        return tuple(sorted({c for p in self.parts for c in p.columns}))
+
+    def groups_of(self, X) -> np.ndarray:
+        from safeclf.groups import intersect
+
+        return intersect([p.groups_of(X) for p in self.parts])
+
+
+def find_any(X, groups, components=None):
+    """:func:`find` for ``groups``; where no columns encode the groups themselves and
+    ``components`` (the row entries whose intersection they are, in order) are given, an
+    :class:`IntersectionEncoding` of the components' encodings when every component is
+    encoded; else None."""
+    found = find(X, groups)
+    if found is not None or not components:
+        return found
+    parts = [find(X, c) for c in components]
+    if any(p is None for p in parts):
+        return None
+    enc = IntersectionEncoding(tuple(parts))
+    return enc if np.array_equal(enc.groups_of(X).astype(str), np.asarray(groups).astype(str)) \
+        else None
+
+
+def encoding_columns(X, groups) -> tuple[int, ...]:
+    """Every column of X that encodes ``groups``: a column whose values stand one-to-one for
+    the groups, or an indicator of one group (its rows take one value that no other row
+    takes). A group-blind rule leaves all of them out (two one-hot columns of a two-valued
+    attribute each encode it alone)."""
+    groups = np.asarray(groups).astype(str)
+    names = np.unique(groups)
+    Xc = X.tocsc() if sp.issparse(X) else np.asarray(X)
+    out = []
+    for j in range(X.shape[1]):
+        col = _dense(Xc, [j]).ravel()
+        values = np.unique(col)
+        if values.size < 2:
+            continue
+        owners = [np.unique(groups[col == v]) for v in values]
+        if values.size == names.size and all(o.size == 1 for o in owners):
+            out.append(j)
+            continue
+        for v, o in zip(values, owners):
+            if o.size == 1 and np.all(col[groups == o[0]] == v):
+                out.append(j)
+                break
+    return tuple(out)
 
 
 def require(X, groups, who: str) -> GroupEncoding:

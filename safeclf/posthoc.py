@@ -11,6 +11,8 @@ method's own rule, which the threshold replaces: it is left out and the record s
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from safeclf.certify import Outcome
@@ -46,10 +48,21 @@ def certified_fit(plugin, params: dict, task, certify: dict, items, seed: int) -
     from safeclf.certified import CERTIFIABLE, CertifiedClassifier
     from safeclf.errors import InfeasibleError, SolverError
 
+    from safeclf.certified import blind_columns, drop_columns
+
     delta, fraction = certify["delta"], certify["fraction"]
     cand_task, cand, safe = split_task(task, fraction, seed)
     record = {"how": "threshold", "delta": delta, "fraction": fraction,
               "n_candidate": int(cand.size), "n_safety": int(safe.size)}
+    group_blind = bool(certify.get("group_blind"))
+    group_columns = task.info.get("group_columns")
+    blind = ()
+    if group_blind:  # found on the candidate rows, like everything the rule depends on
+        y_c = np.asarray(cand_task.train.y)
+        stated = declared_promises(items, cand_task, np.unique(y_c))
+        blind = blind_columns(cand_task.train.X, cand_task.train.rows, stated, group_columns)
+        cand_task = replace(cand_task, train=replace(
+            cand_task.train, X=drop_columns(cand_task.train.X, blind)))
     try:
         est = plugin.build(params, random_state=seed)
         est = plugin.fit(est, cand_task) or est
@@ -66,9 +79,10 @@ def certified_fit(plugin, params: dict, task, certify: dict, items, seed: int) -
                         "state one under the method entry's promises")
     y_pos = np.asarray(task.train.y) == classes[-1]
     cc = CertifiedClassifier.from_fitted(
-        est, promises, task.train.X, y_pos, task.train.rows, cand, safe, delta=delta,
-        fraction=fraction, bound=certify.get("bound") or "clopper_pearson",
-        test=certify.get("test") or "fixed_sequence", random_state=seed)
+        est, promises, task.train.X, y_pos, task.train.rows, cand, safe, blind=blind,
+        delta=delta, fraction=fraction, bound=certify.get("bound") or "clopper_pearson",
+        test=certify.get("test") or "fixed_sequence", random_state=seed,
+        group_blind=group_blind, group_columns=group_columns)
     record.update(cc.certificate_)
     if dropped:
         record["not_certified"] = {

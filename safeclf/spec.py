@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator,
+                      model_validator)
 
 from safeclf.errors import SpecError, closest
 
@@ -92,13 +93,16 @@ class Certify(_Strict):
     compares groups, chosen by Learn-then-Test: safeclf/certified.py; the default for every
     other plugin). ``bound``: the one-sided bound (safeclf/bounds.py; ``ttest`` is
     approximate). ``test``: fixed-sequence testing along the path of rules, or Holm's
-    procedure (``how: threshold`` only)."""
+    procedure (``how: threshold`` only). ``group_blind``: a rule that never reads the group at
+    prediction (the feature columns that encode it are left out of the fit; one threshold for
+    everyone; ``how: threshold`` only); the group is still used to certify."""
 
     delta: float = 0.05
     fraction: float = 0.3
     how: Literal["threshold", "training"] | None = None
     bound: str = "clopper_pearson"
     test: Literal["fixed_sequence", "holm"] = "fixed_sequence"
+    group_blind: StrictBool = False
 
     @field_validator("delta", "fraction")
     @classmethod
@@ -127,7 +131,7 @@ class Certify(_Strict):
         out, so the jobs of a spec written before they existed keep their ids."""
         out = self.model_dump(mode="json")
         for key, default in (("how", None), ("bound", "clopper_pearson"),
-                             ("test", "fixed_sequence")):
+                             ("test", "fixed_sequence"), ("group_blind", False)):
             if out[key] == default:
                 del out[key]
         return out
@@ -841,6 +845,9 @@ def _check_certify(m: MethodEntry, plugin, where: str) -> None:
         if m.certify.test != "fixed_sequence":
             raise SpecError(f"{where}.certify.test: '{m.certify.test}' applies to how: "
                             "threshold (training makes one safety test)")
+        if m.certify.group_blind:
+            raise SpecError(f"{where}.certify.group_blind applies to how: threshold (a "
+                            "certified threshold that never reads the group)")
         untightenable = getattr(plugin, "untightenable", None)
         for point in grid_points(m.params, f"{where}.params"):
             reason = untightenable(point) if untightenable else None

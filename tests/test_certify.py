@@ -122,7 +122,7 @@ def test_certified_ramp_with_lam_auto_chooses_a_lam_by_its_predicted_safety_test
     if out.passed:
         assert out.estimator.lam_ == grid[chosen] and out.estimator.lam_cv_ is None
     else:
-        assert out.estimator is None and out.record["reason"].startswith("safety test failed")
+        assert out.estimator is None and out.record["reason"].startswith("no model: the safety test failed")
 
 
 # -- moved from test_promises: tightening, pass and no solution -------------------------------

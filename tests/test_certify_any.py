@@ -212,10 +212,16 @@ def test_no_solution_gives_no_model_and_its_reason_in_the_tables(tmp_path, cli):
     run = next(out.iterdir())
     table = pd.read_csv(run / "metrics.csv")
     assert (table.status == "no_solution").all() and (table.no_solution == 1).all()
-    assert table.error[0].startswith("no rule certified at δ = 0.05")
+    # the reason names the promise that failed, its certified limit against its bound, and
+    # what would change the outcome; nothing claims that a promise holds
+    assert table.error[0].startswith("no model: the safest rule of the path")
+    assert "not certified at δ = 0.05" in table.error[0] and "next: " in table.error[0]
+    assert "certified upper limit" in table.error[0] or "certified lower limit" in table.error[0]
     promises = pd.read_csv(run / "promises.csv")
     assert set(promises.verdict) == {"no solution"}
-    assert promises.note.str.contains("no rule certified").all()
+    assert promises.note.str.contains("not certified at δ = 0.05").all()
+    assert not promises.note.str.contains("hold jointly").any()
+    assert promises.statement.str.contains("not certified, no model returned").all()
     assert not (run / "models").exists() or not list((run / "models").glob("*.skops"))
     result = json.loads(next((run / "results").glob("*.json")).read_text())
     assert "pass_probability" in result["certification"]

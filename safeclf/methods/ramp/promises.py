@@ -75,10 +75,10 @@ def tightened_params(params: dict, bounds: list[float | None], promises=None) ->
     :func:`constraint_promises`, aligned with ``bounds``) say which pair each bound is for,
     and each such constraint is rewritten as one explicit constraint per pair
     (``privileged``, ``protected``, ``side`` fixed) with its own bound."""
-    from safeclf.methods.ramp.rates import parse_constraints
+    from safeclf.methods.ramp.rates import parse_constraints, split_bands
 
     params = copy.deepcopy(dict(params))
-    items = list(params.get("constraints") or [])
+    items = split_bands(list(params.get("constraints") or []))[0]  # a band is two items
     parsed = parse_constraints(items, defaults={"kappa": params.get("kappa"),
                                                 "target": params.get("target")})
     if len(bounds) != len(parsed):
@@ -92,12 +92,20 @@ def tightened_params(params: dict, bounds: list[float | None], promises=None) ->
             continue
         item = dict(item)
         if isinstance(c, RatioConstraint):
-            item["max" if c.measure == "difference" else "kappa"] = float(b)
+            item[_bound_key(c)] = float(b)
         else:
             item[c.sense] = float(min(1.0, max(0.0, b)))
         items[i] = item
     params["constraints"] = items
     return params
+
+
+def _bound_key(c: RatioConstraint) -> str:
+    """The item key that holds a comparison's bound: a ratio's ``kappa`` (from below) or
+    ``max``; a difference's ``max`` (from above) or ``min``."""
+    if c.measure == "difference":
+        return "max" if c.sense == "max" else "min"
+    return "kappa" if c.sense == "min" else "max"
 
 
 def _per_pair_items(items, parsed, bounds, promises) -> list[dict]:
@@ -125,7 +133,7 @@ def _per_pair_items(items, parsed, bounds, promises) -> list[dict]:
                 pair["protected"] = q.protected
             if c.rate.startswith("equalized_odds"):
                 pair["side"] = "tpr" if q.label == "positive" else "fpr"
-            key = "max" if c.measure == "difference" else "kappa"
+            key = _bound_key(c)
             pair[key] = float(bounds[j]) if bounds[j] is not None else item.get(key, c.kappa)
             out.append(pair)
             j += 1

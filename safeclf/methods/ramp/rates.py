@@ -22,6 +22,8 @@ YAML vocabulary (``constraints:`` and ``objective:`` of the ``ramp`` method)::
     {rate: equal_opportunity, kappa: 0.8}                    # s_p(D_A∩D+) ≥ κ s_p(D_B∩D+)
     {rate: equalized_odds,    kappa: 0.8}                    # the same on D+ and on D−
     {rate: fairness_difference, max: 0.1}                    # s_p(D_B) − s_p(D_A) ≤ 0.1
+    {rate: fairness_ratio, min: 0.8, max: 1.25}              # a band: 0.8 ≤ s_p(D_A)/s_p(D_B) ≤ 1.25
+    {rate: fairness_difference, min: -0.1, max: 0.1}         # a band on the difference
     {rate: fairness_ratio, kappa: 0.8, privileged: a, protected: [b, c]}  # one per pair
     {rate: fairness_ratio, kappa: 0.8, compare: worst_pair}  # min group rate ≥ κ max (4/5 rule)
     {rate: egregious, min: 0.9, subset: {egregious: 1}}      # share of a listed set correct
@@ -32,7 +34,11 @@ YAML vocabulary (``constraints:`` and ``objective:`` of the ``ramp`` method)::
 positive: :mod:`safeclf.groups`; a list names an intersection); ``compare`` how several
 groups are compared (``each`` against the privileged one, the default with more than two
 groups; ``worst_pair``; ``pooled``: every non-privileged row as one group, the two-group
-meaning) and ``protected`` which groups are compared with the privileged one. A comparison of
+meaning) and ``protected`` which groups are compared with the privileged one. A ratio's lower
+bound is ``kappa`` (or ``min``), its upper bound ``max``; a difference's upper bound is ``max``,
+its lower bound ``min``. An item with both is a *band*: two constraints, one per side
+(:func:`split_bands`), named ``<name>_lower`` and ``<name>_upper``, so a ratio cannot overshoot
+into the reverse disparity. A comparison of
 several pairs is one linear constraint per pair (:meth:`RatioConstraint.expanded`, at fit
 time, when the groups are known). ``_difference`` kinds bound s_p(D_B) − s_p(D_A) by ``max``
 instead. ``name`` labels the constraint in reports. A ratio constraint without ``kappa`` takes the
@@ -332,10 +338,12 @@ class RatioConstraint:
     measure: str = "ratio"
     rate: str = "fairness_ratio"
     pair: bool = False
+    op: str | None = None  # ">=" or "<="; None: a ratio from below, a difference from above
 
     @property
     def sense(self):
-        return "max" if self.measure == "difference" else "min"
+        op = self.op or ("<=" if self.measure == "difference" else ">=")
+        return "min" if op == ">=" else "max"
 
     @property
     def kind(self):
@@ -429,10 +437,14 @@ class RatioConstraint:
         return float(self.kappa)
 
     def linear(self, data) -> tuple[Linear, float]:
+        """(g, γ) with the constraint written g(p) ≤ γ: s_p(A) ≥ κ s_p(B) as
+        κ s_p(B) − s_p(A) ≤ 0 and s_p(A) ≤ κ s_p(B) as s_p(A) − κ s_p(B) ≤ 0; a difference
+        s_p(B) − s_p(A) ≤ ε as it is and ≥ ε as s_p(A) − s_p(B) ≤ −ε."""
         A, B = self._sets(data)
+        sign = 1.0 if self.sense == "max" else -1.0
         if self.measure == "difference":
-            return Linear(B / B.sum() - A / A.sum(), 0.0), float(self.kappa)
-        return Linear(self.kappa * B / B.sum() - A / A.sum(), 0.0), 0.0
+            return Linear(sign * (B / B.sum() - A / A.sum()), 0.0), sign * float(self.kappa)
+        return Linear(sign * (A / A.sum() - self.kappa * B / B.sum()), 0.0), 0.0
 
     def value(self, data, p) -> float:
         A, B = self._sets(data)
@@ -458,9 +470,10 @@ class RatioConstraint:
                                           else [self.protected])))
         sub = ", ".join(f"{k}={v}" for k, v in (self.subset or {}).items())
         where = f" on {sub}" if sub else ""
+        op = "≥" if self.sense == "min" else "≤"
         if self.measure == "difference":
-            return f"{self.kind}: s_p({on}{priv}) − s_p({on}{prot}) ≤ {self.kappa}{where}"
-        return f"{self.kind}: s_p({on}{prot}) ≥ {self.kappa}·s_p({on}{priv}){where}"
+            return f"{self.kind}: s_p({on}{priv}) − s_p({on}{prot}) {op} {self.kappa}{where}"
+        return f"{self.kind}: s_p({on}{prot}) {op} {self.kappa}·s_p({on}{priv}){where}"
 
 
 # ----------------------------------------------------------------------------- schema
@@ -515,6 +528,7 @@ _Group = str | int | float | bool | list[str | int | float | bool]
 class _RatioItem(_Item):
     rate: Literal[_RATIO_KINDS]  # type: ignore[valid-type]
     kappa: _Kappa | None = None
+    max: _Kappa | None = None  # the upper side: s_p(D_A) ≤ max·s_p(D_B)
     groups: str = "groups"
     privileged: _Group | None = None
     protected: _Group | None = None
@@ -528,9 +542,13 @@ class _RatioItem(_Item):
         return self
 
 
+_Signed = Annotated[float, Field(strict=True, ge=-1.0, le=1.0, allow_inf_nan=False)]
+
+
 class _DifferenceItem(_Item):
     rate: Literal[_DIFFERENCE_KINDS]  # type: ignore[valid-type]
-    max: _Unit
+    max: _Signed | None = None
+    min: _Signed | None = None  # the lower side: s_p(D_B) − s_p(D_A) ≥ min
     groups: str = "groups"
     privileged: _Group | None = None
     protected: _Group | None = None
@@ -538,6 +556,13 @@ class _DifferenceItem(_Item):
     side: Literal["tpr", "fpr"] | None = None
 
     _side_of_equalized_odds = _RatioItem._side_of_equalized_odds
+
+    @model_validator(mode="after")
+    def _a_side(self):
+        if self.max is None and self.min is None:
+            raise ValueError(f"needs max (s_p(privileged) − s_p(protected) ≤ max), min, or "
+                             f"both (a band) for rate {self.rate}")
+        return self
 
 
 _ConstraintItem = Annotated[_BoundItem | _ChurnItem | _RatioItem | _DifferenceItem,
@@ -641,20 +666,24 @@ def _side(item) -> str | None:
 def _constraint(item, where: str, defaults: Mapping[str, Any]):
     name = item.name or item.rate
     if isinstance(item, _RatioItem):
-        kappa = item.kappa if item.kappa is not None else defaults.get("kappa")
+        upper = item.kappa is None and item.max is not None  # one side of a band, or alone
+        kappa = item.max if upper else item.kappa if item.kappa is not None \
+            else defaults.get("kappa")
         if kappa is None:
             raise ValueError(f"{where}.kappa is required for rate {item.rate} (s_p(D_A) ≥ κ "
                              "s_p(D_B)), or set the method's kappa parameter")
         return RatioConstraint(float(kappa), item.groups, item.privileged,
                                item.rate == "equal_opportunity", name, where, item.subset or None,
                                protected=item.protected, compare=item.compare,
-                               label=_side(item), rate=item.rate)
+                               label=_side(item), rate=item.rate, op="<=" if upper else None)
     if isinstance(item, _DifferenceItem):
         base = item.rate.removesuffix("_difference")
-        return RatioConstraint(float(item.max), item.groups, item.privileged,
-                               base == "equal_opportunity", name, where, item.subset or None,
-                               protected=item.protected, compare=item.compare,
-                               label=_side(item), measure="difference", rate=item.rate)
+        lower = item.max is None
+        return RatioConstraint(float(item.min if lower else item.max), item.groups,
+                               item.privileged, base == "equal_opportunity", name, where,
+                               item.subset or None, protected=item.protected,
+                               compare=item.compare, label=_side(item), measure="difference",
+                               rate=item.rate, op=">=" if lower else None)
     sense = "max" if item.max is not None else "min"
     bound = getattr(item, sense)
     if bound == "target":
@@ -665,15 +694,66 @@ def _constraint(item, where: str, defaults: Mapping[str, Any]):
     return BoundConstraint(_rate(item, where), sense, bound, name, where)
 
 
+#: The two keys of a band's sides, per comparison measure: (lower, upper).
+_BAND_KEYS = {"ratio": ("kappa", "max"), "difference": ("min", "max")}
+
+
+def _is_comparison(item) -> bool:
+    return isinstance(item, Mapping) and item.get("rate") in (*_RATIO_KINDS, *_DIFFERENCE_KINDS)
+
+
+def _min_as_kappa(item, place: str):
+    """A ratio item with its ``min`` read as ``kappa`` (the same lower bound)."""
+    if _is_comparison(item) and item.get("rate") in _RATIO_KINDS and "min" in item:
+        if "kappa" in item:
+            raise ValueError(f"{place} gives both min and kappa (the same lower bound); "
+                             "keep one")
+        return {k: v for k, v in item.items() if k != "min"} | {"kappa": item["min"]}
+    return item
+
+
+def split_bands(items, where: str = "constraints") -> tuple[list, list[str]]:
+    """``items`` with a ratio's ``min`` read as its ``kappa`` and each band (a comparison
+    with both a lower and an upper bound) written as two one-sided items named
+    ``<name>_lower`` and ``<name>_upper``; and, for each item returned, the place of the item
+    it came from (``where[i]``), so messages name what the user wrote. A band whose lower
+    bound exceeds its upper bound is a :class:`ValueError`."""
+    out, places = [], []
+    for i, item in enumerate(items or []):
+        place = f"{where}[{i}]"
+        item = _min_as_kappa(item, place)
+        keys = _BAND_KEYS["ratio" if _is_comparison(item) and item.get("rate") in _RATIO_KINDS
+                          else "difference"]
+        if not (_is_comparison(item) and all(k in item for k in keys)):
+            out.append(item)
+            places.append(place)
+            continue
+        lo, hi = (item[k] for k in keys)
+        if all(isinstance(v, Real) and not isinstance(v, bool) for v in (lo, hi)) and lo > hi:
+            raise ValueError(f"{place} is a band whose lower bound {lo} exceeds its upper "
+                             f"bound {hi}")
+        name = item.get("name") or item["rate"]
+        rest = {k: v for k, v in item.items() if k not in (*keys, "name")}
+        out += [rest | {keys[0]: lo, "name": f"{name}_lower"},
+                rest | {keys[1]: hi, "name": f"{name}_upper"}]
+        places += [place, place]
+    return out, places
+
+
 def parse_constraints(items, where: str = "constraints", defaults=None) -> list:
     """The constraint mappings ``items`` (see the module's vocabulary); ``defaults`` supplies
     ``kappa`` when a ratio omits it and the value of a bound written as the word ``target``
-    (the method's ``kappa`` and ``target`` parameters, so a spec can grid over them).
-    Constraints sharing a name are numbered after the first."""
+    (the method's ``kappa`` and ``target`` parameters, so a spec can grid over them). A band is
+    two constraints (:func:`split_bands`). Constraints sharing a name are numbered after the
+    first."""
     if items is None:
         return []
+    if isinstance(items, list | tuple):
+        items = [_min_as_kappa(it, f"{where}[{i}]") for i, it in enumerate(items)]
+    _validated(_CONSTRAINTS, items, where, _ITEM_MODELS)  # as written: messages name them
+    items, places = split_bands(items, where)
     parsed = _validated(_CONSTRAINTS, items, where, _ITEM_MODELS)
-    out = [_constraint(it, f"{where}[{i}]", defaults or {}) for i, it in enumerate(parsed)]
+    out = [_constraint(it, places[i], defaults or {}) for i, it in enumerate(parsed)]
     names = [c.name for c in out]
     for i, nm in enumerate(names):
         if names.count(nm) > 1:
