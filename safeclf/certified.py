@@ -362,8 +362,7 @@ def _no_rule_passes(promises, first: Rule, safe: Part, sizes_safe, p_first, leve
     worst = promises[int(np.argmax(p_first))]
     q = worst.quantity
     ev = rate_evidence(q, safe.y_pos, first.positive(safe), safe.rows)
-    pair = ((q.protected if q.protected is not None else f"not {q.privileged}"), q.privileged) \
-        if q.kind in ("ratio", "difference") else None
+    pair = S.pair_names(q, safe.rows[q.groups]) if q.kind in ("ratio", "difference") else None
     n_safe = int(safe.score.size)
     why = S.shortfall(worst, ev, level, bnd, n_safe, n_train=n_safe + n_candidate,
                       fraction=n_safe / max(1, n_safe + n_candidate), groups=pair)

@@ -342,7 +342,8 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
         value, ok = safety_bound(p, ev, d, bnd)
         tests[p.name] = {"bound": value, "passed": ok}
         if not ok:
-            failed.append(_shortfall(p, ev, d, bnd, len(safe), len(task.train), fraction))
+            failed.append(_shortfall(p, ev, d, bnd, len(safe), len(task.train), fraction,
+                                     safe.rows))
     record["safety_tests"] = tests
     if failed:
         from safeclf.shortfall import sentence
@@ -355,14 +356,13 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
 
 
 def _shortfall(p: Promise, ev: Evidence, d: float, bnd, n_safe: int, n_train: int,
-               fraction: float) -> dict:
+               fraction: float, rows) -> dict:
     """:func:`safeclf.shortfall.shortfall` for the safety test's form: each one-sided bound at
     d = δ/m, so a comparison's pair of bounds is the test at level 2d."""
-    from safeclf.shortfall import shortfall
+    from safeclf.shortfall import pair_names, shortfall
 
     q = p.quantity
-    pair = ((q.protected if q.protected is not None else f"not {q.privileged}"), q.privileged) \
-        if q.kind == "ratio" else None
+    pair = pair_names(q, rows[q.groups]) if q.kind == "ratio" else None
     return shortfall(p, ev, 2 * d if q.kind == "ratio" else d, bnd, n_safe, n_train=n_train,
                      fraction=fraction, groups=pair)
 

@@ -58,6 +58,17 @@ def print_outcome(console, outcome) -> None:
                                  f"{r.error}"))
         if len(failures) > 10:
             console.print(f"  ... and {len(failures) - 10} more (see run.log)")
+    unsolved = [r for r in outcome.results if r.status.value == "no_solution"]
+    if unsolved:
+        from rich.markup import escape
+
+        console.print(f"[bold yellow]{len(unsolved)} job(s) returned no model[/] "
+                      "(no_solution: nothing deployed, nothing promised):")
+        for r in unsolved[:10]:
+            console.print(escape(f"  {r.dataset} / {r.method} {r.params} seed {r.seed}: "
+                                 f"{r.error}"))
+        if len(unsolved) > 10:
+            console.print(f"  ... and {len(unsolved) - 10} more (see metrics.csv, column error)")
     if outcome.expectations:
         from rich.text import Text
 

@@ -222,12 +222,21 @@ def render(run) -> str:
     cards_html = "".join(f"<div class='card'><b>{escape(v)}</b><span>{escape(k)}</span></div>"
                          for k, v in cards)
     failures = run.metrics[run.metrics["status"] == "failed"] if failed else None
+    unsolved = run.metrics[run.metrics["status"] == "no_solution"] \
+        if not run.metrics.empty else run.metrics
     sections = [
         ("summary", "Summary", '<p class="note">Mean ± std over seeds and folds; '
          "<code>jobs</code> counts successful/all. Every job's metrics are in "
          "<code>metrics.csv</code>.</p>" + _summary_section(run)
          + (("<h3>Failed jobs</h3>" + table(failures, ["dataset", "method", "params", "seed",
-                                                       "error"])) if failures is not None else "")),
+                                                       "error"])) if failures is not None else "")
+         + (("<h3>No solution</h3><p class='note'>These jobs returned no model: the held-back "
+             "rows did not certify the promise. Each line names the promise, its certified "
+             "limit against the bound, the held-back rows that would certify the observed "
+             "effect (n_needed) and the next step.</p>"
+             + table(unsolved.rename(columns={"error": "reason"}),
+                     ["dataset", "method", "params", "seed", "reason"]))
+            if len(unsolved) else "")),
         ("promises", "Promises", _promises_section(run)),
         *([("by_group", "By group", groups)] if (groups := _by_group_section(run)) else []),
         ("expectations", "Expectations", _expectations_section(run)),

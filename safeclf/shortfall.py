@@ -166,11 +166,21 @@ def sentence(s: dict, delta: float) -> str:
           + ")") if per else f"{s['n_safety']} held-back rows"
     need = s.get("n_needed_per_group")
     if np.isfinite(s["n_needed"]):
-        needed = ("; the observed effect would certify with about "
-                  + (", ".join(f"{g} {n:,}" for g, n in need.items()) + " held-back rows per group"
-                     if need else f"{s['n_needed']:,} held-back rows"))
+        needed = ("n_needed: " + (", ".join(f"{g} {n:,}" for g, n in need.items())
+                                  + " held-back rows per group" if need
+                                  else f"{s['n_needed']:,} held-back rows")
+                  + " would certify the observed effect")
     else:
-        needed = ""
+        needed = "n_needed: none, more rows cannot certify an estimate beyond the bound"
     return (f"{s['promise']} ({s['statement']}) not certified at δ = {delta:g}: on {on} "
             f"the estimate is {s['estimate']:.3g} and its certified {limit} limit "
-            f"{s['certified']:.3g}, not {op} {s['target']:g}{needed}; next: {s['next_step']}")
+            f"{s['certified']:.3g}, not {op} {s['target']:g}; {needed}; next: {s['next_step']}")
+
+
+def pair_names(q, groups) -> tuple[str, str]:
+    """(protected, privileged) names of a comparison's pair for a reader: a pair's protected
+    group, else the one other group when there are two, else ``not <privileged>``."""
+    if q.protected is not None:
+        return str(q.protected), str(q.privileged)
+    others = sorted(set(np.asarray(groups).astype(str)) - {str(q.privileged)})
+    return (others[0] if len(others) == 1 else f"not {q.privileged}"), str(q.privileged)
