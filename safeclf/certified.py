@@ -385,9 +385,13 @@ def certified_promises(promises: list[Promise], delta: float, record: dict) -> l
            f"{record['bound']} p-values) on {record['n_safety']} held-back training rows")
     approx = "; approximate: the t-test bound's coverage is not guaranteed" \
         if record.get("approximate") else ""
+    reads = record.get("reads_group", "")
+    blind = "; the decision does not read the group" if reads.startswith("no") else \
+        "; the decision reads the group" if reads.startswith("yes") else ""
     return [replace(p, kind="high_confidence", delta=delta,
                     statement=p.statement.replace("(training data)", "").strip()
-                    + f" (population), with probability ≥ {1 - delta:g}",
+                    + f" (population), with probability ≥ {1 - delta:g}"
+                    + (blind if p.quantity.kind in ("ratio", "difference") else ""),
                     source=f"{p.source}; {how}", rule="predict",
                     note=f"all {len(promises)} promises hold jointly with probability ≥ "
                          f"{1 - delta:g}{approx}")

@@ -289,6 +289,7 @@ def deploy(
         how = ("refitted on all rows" + "".join(f", {k} {v}" for k, v in r["rows"].items())
                if r["refit"] else f"not refitted: {r['why']}")
         typer.echo(f"{r['method']} on {r['dataset']} (job {r['job']}, seed {r['seed']}): {how}")
+        typer.echo(f"decision reads the group: {r['reads_group']}")
         use = (f"use it with: safeclf predict {out} --data NEW.csv --out PREDICTIONS.csv"
                if done.predictable else "load it in Python with safeclf.models.load (safeclf "
                "predict reads new rows for models of csv datasets)")

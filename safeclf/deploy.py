@@ -197,14 +197,36 @@ def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record) -> 
     meta = models.read_meta(meta_path)
     models.load(path)  # checked as predict checks it before it is copied
     seed = int(solved.loc[solved["job"] == chosen, "seed"].iloc[0])
-    record.update(job=chosen, seed=seed, refit=False, why=NO_REFIT,
-                  certificate=meta.get("certificate"))
+    cert = meta.get("certificate") or {}
+    record.update(job=chosen, seed=seed, refit=False, why=NO_REFIT, certificate=cert or None,
+                  reads_group=cert.get("reads_group") or _reads_group_unknown(cert))
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / DEPLOYED, path.read_bytes())
     meta["deployment"] = record
     atomic_write((out / DEPLOYED).with_suffix(".json"),
                  json.dumps(meta, indent=2, default=str) + "\n")
     return Deployed(out / DEPLOYED, record, meta["dataset"].get("dataset") == "csv")
+
+
+def _reads_group_unknown(cert: dict) -> str:
+    if cert.get("how") == "threshold":
+        return "not recorded (certified by an earlier safeclf): see the certificate's rule"
+    return "not recorded: certified in training, the model's features decide"
+
+
+def _reads_group(task) -> str:
+    """Whether a refitted model's decision can read the group: through feature columns that
+    encode it (:func:`safeclf.group_encoding.encoding_columns`)."""
+    from safeclf.group_encoding import encoding_columns
+
+    rows = task.train.rows
+    if "groups" not in rows:
+        return "no group in the data"
+    X = task.train.X
+    comps = [rows[c] for c in task.info.get("group_columns") or () if c in rows]
+    if any(encoding_columns(X, g) for g in [rows["groups"], *comps]):
+        return "yes: the model's features include the group's columns"
+    return "no: no feature column encodes the group"
 
 
 def _refit(spec, d: int, m: int, rows, job: str | None, out: Path, record) -> Deployed:
@@ -233,7 +255,7 @@ def _refit(spec, d: int, m: int, rows, job: str | None, out: Path, record) -> De
     except SafeclfError as exc:
         raise type(exc)(f"refitting method '{record['method']}' on all rows of "
                         f"'{record['dataset']}': {exc}") from None
-    record.update(job=chosen, seed=seed, refit=True,
+    record.update(job=chosen, seed=seed, refit=True, reads_group=_reads_group(task),
                   why="refitted on all rows with the parameters and preprocessing of the run",
                   rows={name: len(part) for name, part in task.parts().items()
                         if name != "test"})

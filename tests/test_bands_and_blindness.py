@@ -187,3 +187,63 @@ def test_the_certified_limit_is_the_tests_own_comparison():
             kept = limit >= p.bound if sense == ">=" else limit <= p.bound
             assert kept == bool(ltt.rejects(p, np.array([k]), n, np.array([k2]), n2, 0.05,
                                             bnd)[0])
+
+
+# -- the run, deploy and predict ------------------------------------------------------------------
+def test_a_group_blind_certified_run_says_so_and_its_deployed_model_ignores_the_group(tmp_path,
+                                                                                      cli):
+    """CSV with the group among the features (group_as_feature): with group_blind the
+    certified model's predictions do not change when the group column's values change, and
+    the statement, the certificate, model.json and deploy's output say that the decision
+    does not read the group; a band is listed on both sides."""
+    import json
+
+    import pandas as pd
+
+    rng = np.random.default_rng(7)
+    n = 3000
+    g = rng.choice(["a", "b"], n, p=[0.6, 0.4])
+    x = rng.normal(size=n) + 0.5 * (g == "a")
+    frame = pd.DataFrame({"x": x, "z": rng.normal(size=n), "grp": g,
+                          "y": (x + rng.normal(size=n) > 0.3).astype(int)})
+    data = tmp_path / "d.csv"
+    frame.to_csv(data, index=False)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(f"""
+name: blind
+seeds: 1
+save_models: true
+datasets:
+  - dataset: csv
+    params: {{path: {data}, target: y, group: grp, privileged: a, group_as_feature: true}}
+methods:
+  - method: logreg
+    promises: [{{rate: fairness_ratio, min: 0.6, max: 1.6}}]
+    certify: {{delta: 0.1, fraction: 0.4, group_blind: true}}
+metrics: [error]
+""")
+    out = tmp_path / "runs"
+    res = cli("run", spec, "--out", out, "-j", "1")
+    assert res.exit_code == 0, res.output
+    run = next(out.iterdir())
+    promises = pd.read_csv(run / "promises.csv")
+    assert set(promises.promise) == {"declared_fairness_ratio_lower",
+                                     "declared_fairness_ratio_upper"}
+    assert set(promises.sense) == {">=", "<="}
+    if (pd.read_csv(run / "metrics.csv").status == "no_solution").all():
+        pytest.fail("the band should certify on 3,000 rows of this population")
+    assert promises.statement.str.contains("does not read the group").all()
+    res = cli("deploy", run, "--out", tmp_path / "dep")
+    assert res.exit_code == 0, res.output
+    assert "decision reads the group: no: group-blind" in res.output
+    meta = json.loads((tmp_path / "dep" / "model.json").read_text())
+    assert meta["deployment"]["reads_group"].startswith("no: group-blind")
+    new = frame.drop(columns="y").head(400)
+    flipped = new.assign(grp=np.where(new.grp == "a", "b", "a"))
+    for rows, name in ((new, "p1.csv"), (flipped, "p2.csv")):
+        rows.to_csv(tmp_path / f"in_{name}", index=False)
+        res = cli("predict", tmp_path / "dep", "--data", tmp_path / f"in_{name}", "--out",
+                  tmp_path / name)
+        assert res.exit_code == 0, res.output
+    first, second = (pd.read_csv(tmp_path / f) for f in ("p1.csv", "p2.csv"))
+    assert np.array_equal(first.prediction, second.prediction)
