@@ -208,7 +208,11 @@ def test_no_solution_gives_no_model_and_its_reason_in_the_tables(tmp_path, cli):
     promises: [{rate: fpr, max: 0.001}, {rate: recall, min: 0.999}]
     certify: {delta: 0.05}"""))
     out = tmp_path / "runs"
-    assert cli("run", spec, "--out", out, "-j", "1").exit_code == 0
+    res = cli("run", spec, "--out", out, "-j", "1")
+    assert res.exit_code == 0
+    console = " ".join(res.output.split())
+    assert "returned no model" in console and "not certified at δ = 0.05" in console
+    assert "n_needed" in console
     run = next(out.iterdir())
     table = pd.read_csv(run / "metrics.csv")
     assert (table.status == "no_solution").all() and (table.no_solution == 1).all()
@@ -222,6 +226,9 @@ def test_no_solution_gives_no_model_and_its_reason_in_the_tables(tmp_path, cli):
     assert promises.note.str.contains("not certified at δ = 0.05").all()
     assert not promises.note.str.contains("hold jointly").any()
     assert promises.statement.str.contains("not certified, no model returned").all()
+    page = (run / "report.html").read_text()
+    assert "<h3>No solution</h3>" in page and "not certified at δ = 0.05" in page
+    assert "n_needed" in page and "next: " in page
     assert not (run / "models").exists() or not list((run / "models").glob("*.skops"))
     result = json.loads(next((run / "results").glob("*.json")).read_text())
     assert "pass_probability" in result["certification"]
