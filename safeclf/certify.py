@@ -328,6 +328,13 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
         record["candidates"] = table
     tparams, internal = candidates[chosen]
     record["internal_bounds"] = {p.name: b for p, b in zip(promises, internal, strict=True)}
+    crossed = _crossed_band(promises, internal)
+    if crossed:
+        record["reason"] = (f"no model: the band {crossed} is too narrow to certify on "
+                            f"{len(safe)} held-back rows: leaving room for the safety test "
+                            "asks the candidate for a lower bound above its upper bound; "
+                            "next: a wider band, more rows, or how: threshold")
+        return Outcome(None, [_uncertified(p) for p in certified], record)
     try:
         est = plugin.build(tparams, random_state=seed)
         est = plugin.fit(est, cand_task) or est
@@ -353,6 +360,18 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
             sentence(f, delta) for f in failed)
         return Outcome(None, [_uncertified(p) for p in certified], record)
     return Outcome(est, certified, record)
+
+
+def _crossed_band(promises, internal) -> str:
+    """The first band (a lower and an upper promise on the same quantity) whose tightened
+    bounds cross, said as ``[lower, upper] (tightened: l′ > u′)``; empty when none does."""
+    lows = {repr(p.quantity): (p, b) for p, b in zip(promises, internal) if p.sense == ">="}
+    for p, b in zip(promises, internal):
+        if p.sense == "<=" and repr(p.quantity) in lows:
+            low, lb = lows[repr(p.quantity)]
+            if lb > b:
+                return f"[{low.bound:g}, {p.bound:g}] (tightened: {lb:.3g} > {b:.3g})"
+    return ""
 
 
 def _shortfall(p: Promise, ev: Evidence, d: float, bnd, n_safe: int, n_train: int,

@@ -144,6 +144,9 @@ def shortfall(p: Promise, ev: Evidence, alpha: float, bound: Bound, n_rows: int,
 def _next_step(p: Promise, c: float, est: float, n_train, fraction) -> str:
     what = "κ" if p.quantity.kind == "ratio" else "bound"
     if not np.isfinite(est):
+        if p.quantity.kind == "ratio":
+            return ("another model: it makes no favourable prediction in the privileged group "
+                    "on the held-back rows, so the ratio is undefined")
         return "more rows: the held-back part has no row for one side of this promise"
     if not np.isfinite(c):
         return (f"a looser {what}: the held-back estimate {est:.3g} is itself beyond "

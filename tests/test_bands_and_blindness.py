@@ -247,3 +247,36 @@ metrics: [error]
         assert res.exit_code == 0, res.output
     first, second = (pd.read_csv(tmp_path / f) for f in ("p1.csv", "p2.csv"))
     assert np.array_equal(first.prediction, second.prediction)
+
+
+def test_certified_training_of_a_band_too_narrow_for_its_rows_says_so(tmp_path, cli):
+    """Certified ramp tightens each side of a band to leave room for its safety test; on few
+    held-back rows the tightened sides cross, and the job says so instead of fitting a model
+    the test can only reject."""
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    n = 600
+    g = rng.choice(["a", "b"], n, p=[0.6, 0.4])
+    x = rng.normal(size=n) + 0.4 * (g == "a")
+    pd.DataFrame({"x": x, "grp": g, "y": (x + rng.normal(size=n) > 0).astype(int)}).to_csv(
+        tmp_path / "d.csv", index=False)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(f"""
+name: narrow
+seeds: 1
+datasets:
+  - dataset: csv
+    params: {{path: {tmp_path / 'd.csv'}, target: y, group: grp, privileged: a}}
+methods:
+  - method: ramp
+    params: {{constraints: [{{rate: fairness_ratio, min: 0.95, max: 1.05}}], lam: 1/n,
+              max_mm_iter: 5}}
+    certify: {{delta: 0.05, fraction: 0.3}}
+metrics: [error]
+""")
+    res = cli("run", spec, "--out", tmp_path / "runs", "-j", "1")
+    assert res.exit_code == 0, res.output
+    table = pd.read_csv(next((tmp_path / "runs").iterdir()) / "metrics.csv")
+    assert table.status[0] == "no_solution"
+    assert "band [0.95, 1.05]" in table.error[0] and "too narrow" in table.error[0]
