@@ -426,11 +426,64 @@ def _read_manifest(run_dir: Path) -> dict:
         return {}
 
 
+#: Seconds between two plain progress lines (a log, not a terminal), and the longest silence:
+#: while no job finishes, a line still says the run is alive.
+PLAIN_EVERY, PLAIN_SILENCE = 5.0, 30.0
+
+
+@contextlib.contextmanager
+def _plain_progress(console, total: int, already: int, every: float = PLAIN_EVERY,
+                    silence: float = PLAIN_SILENCE):
+    """Yields a per-result callback printing one plain line ``jobs: 12/40 finished (12 done,
+    0 failed), 28 remaining (31 s)`` at the first result, at most every ``every`` seconds
+    after and at the last one; a background thread repeats the line when ``silence`` seconds
+    pass without one (a long job), so a log never stays silent for long."""
+    import threading
+    import time
+
+    begin = time.monotonic()
+    state = {"done": already, "failed": 0, "said": -every}
+    lock, stop = threading.Lock(), threading.Event()
+
+    def say(now: float) -> None:
+        finished = state["done"] + state["failed"]
+        state["said"] = now
+        console.print(f"jobs: {finished}/{total} finished ({state['done']} done, "
+                      f"{state['failed']} failed), {total - finished} remaining "
+                      f"({now:.0f} s)", highlight=False, markup=False)
+
+    def tick(result):
+        with lock:
+            state["failed" if result.failed else "done"] += 1
+            now = time.monotonic() - begin
+            if now - state["said"] >= every or state["done"] + state["failed"] == total:
+                say(now)
+
+    def heartbeat():
+        while not stop.wait(min(silence, every)):
+            with lock:
+                now = time.monotonic() - begin
+                if now - max(state["said"], 0.0) >= silence:
+                    say(now)
+
+    thread = threading.Thread(target=heartbeat, name="safeclf-progress", daemon=True)
+    thread.start()
+    try:
+        yield tick
+    finally:
+        stop.set()
+        thread.join()
+
+
 @contextlib.contextmanager
 def _progress(console, total: int, already: int):
     """A rich progress bar counting done / failed / remaining; yields a per-result callback."""
     if console is None:
         yield None
+        return
+    if not console.is_terminal:  # a log: plain lines, so it shows the run is alive
+        with _plain_progress(console, total, already) as tick:
+            yield tick
         return
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 

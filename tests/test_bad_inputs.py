@@ -239,6 +239,29 @@ CASES = [
      "methods[0].promises[0]"),
     ("promise-ratio-without-min", BASE + "    promises: [{rate: fairness_ratio}]\n", [], 2,
      "methods[0].promises[0] needs min"),
+    # issue 32: bands and the group-blind route
+    ("promise-band-reversed",
+     BASE + "    promises: [{rate: fairness_ratio, min: 1.3, max: 1.25}]\n", [], 2,
+     "methods[0].promises[0] is a band whose lower bound 1.3 exceeds its upper bound 1.25"),
+    ("promise-band-min-and-kappa",
+     BASE + "    promises: [{rate: fairness_ratio, min: 0.8, kappa: 0.7, max: 1.2}]\n", [], 2,
+     "methods[0].promises[0] gives both min and kappa"),
+    ("certify-group-blind-in-training",
+     BASE.replace("- method: svm", "- method: ramp\n    params: {constraints: "
+                  "[{rate: fairness_ratio, kappa: 0.8}]}\n    certify: {how: training, "
+                  "group_blind: true}"), [], 2,
+     "methods[0].certify.group_blind applies to how: threshold"),
+    ("certify-group-blind-not-a-bool",
+     BASE + "    promises: [{rate: fpr, max: 0.1}]\n    certify: {group_blind: 'yes'}\n", [], 2,
+     "methods[0].certify.group_blind"),
+    # issue 35: text columns that would hang a run
+    ("csv-id-like-text-columns",
+     _with_csv("a,name,ticket,y\n" + "".join(f"{i},n{i},t{i * 7},{i % 2}\n" for i in range(400))),
+     [], 2, "text columns 'name' (400 distinct values), 'ticket' (400 distinct values)"),
+    ("csv-one-hot-too-wide",
+     _with_csv("a,c1,c2,c3,y\n" + "".join(f"{i},k{i % 2500},m{i % 2400},p{i % 2300},{i % 2}\n"
+                                           for i in range(12000))), [], 2,
+     "would make 7,200 feature columns"),
     ("promise-privileged-not-a-group",
      (lambda tmp: _with_csv(GROUP_CSV, extra=", group: sex")(tmp).replace(
          "- method: svm", "- method: logreg\n    promises: [{rate: fairness_ratio, min: 0.8, "

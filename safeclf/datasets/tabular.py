@@ -91,6 +91,7 @@ def load_csv(
     _check_cells(frame[cols], p, keep_empty)
     Xf = frame[cols]
     if one_hot:
+        _check_text_columns(Xf, path)
         Xf = pd.get_dummies(Xf, dtype=float)
     try:
         X = Xf.to_numpy(dtype=float)
@@ -131,6 +132,37 @@ def _check_group_count(values, col: str, path) -> None:
         raise DataError(f"csv: group column '{col}' in '{path}' has {distinct} distinct values "
                         f"in {len(values)} rows, so it names no groups (a numeric column or an "
                         "id?); give a column of a few group labels, or bin this one first")
+
+
+#: A text column with more distinct values than this share of the rows (and more than
+#: :data:`MAX_GROUPS`) is an identifier or free text, not a category: one-hot encoding it
+#: would give a column per row.
+ID_SHARE = 0.5
+#: The most columns one-hot encoding may produce before the load is refused.
+MAX_ONE_HOT = 5000
+
+
+def _check_text_columns(features, path) -> None:
+    """Refuse, before encoding, text columns that name rows rather than categories (an id,
+    a name, free text) and an encoding that would be wider than :data:`MAX_ONE_HOT`: either
+    makes a one-hot matrix as wide as the data is long, and a fit that runs for hours."""
+    text = features.select_dtypes(exclude="number")
+    if text.empty:
+        return
+    n = len(features)
+    distinct = text.nunique()
+    ids = [c for c in text.columns if distinct[c] > MAX_GROUPS and distinct[c] > ID_SHARE * n]
+    if ids:
+        shown = ", ".join(f"'{c}' ({int(distinct[c]):,} distinct values)" for c in ids)
+        raise DataError(f"csv: text column{'s' if len(ids) > 1 else ''} {shown} in '{path}' "
+                        f"({n:,} rows) name{'' if len(ids) > 1 else 's'} rows, not categories; "
+                        "leave them out with features: [...] (or drop them from the file)")
+    width = int(distinct.sum())
+    if width > MAX_ONE_HOT:
+        top = ", ".join(f"'{c}' ({int(v):,})" for c, v in distinct.nlargest(3).items())
+        raise DataError(f"csv: one-hot encoding the text columns of '{path}' would make "
+                        f"{width:,} feature columns (largest: {top}); leave some out with "
+                        "features: [...] or bin them")
 
 
 #: Row entries with a meaning of their own, which a group column may not shadow.
