@@ -245,7 +245,6 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
     plugin's fit (:func:`run_path` passes the next step of a path)."""
     from safeclf import registry
     from safeclf.metrics import evaluate
-
     from safeclf.outcome import name_promises
 
     job, dentry, mentry = payload["job"], payload["dataset"], payload["method"]
