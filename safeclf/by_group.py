@@ -11,10 +11,15 @@ race]``), each column on its own — and each group of it:
   the negatives): k of n with the two-sided Clopper–Pearson interval at the spec's
   confidence (:func:`safeclf.promises.interval`);
 * for each pair the data's groups are compared in (:func:`safeclf.groups.comparisons`: each
-  group against the privileged one, or, where the column has none, against the group with
-  the largest rate of that metric, so the smallest ratio is the min / max ratio): the
-  ratio (Katz) and the difference (Newcombe, reference minus group) of ``positive_rate``,
-  ``tpr`` and ``fpr``, the group named ``b vs a``.
+  group against the column's reference group, :func:`safeclf.groups.reference_of` — the
+  privileged group, or the group chosen once on all the dataset's rows, so the direction is
+  the same in every job and seed; data without one, which did not go through the runner's
+  loading, against the group with the largest rate of that metric): the ratio (Katz) and
+  the difference (Newcombe, reference minus group) of ``positive_rate``, ``tpr`` and
+  ``fpr``, the group named ``b vs a``.
+
+The rates that count positive predictions name the favourable outcome they count
+(``positive``: ``decision = approve``, :mod:`safeclf.outcome`).
 
 A group with fewer rows than :data:`safeclf.groups.MIN_GROUP_SIZE` is flagged ``small``:
 reported on its own (never pooled into another group), its interval wide.
@@ -32,8 +37,8 @@ RATES = {"positive_rate": (None, "positive"), "error": (None, "error"),
 COMPARED = ("positive_rate", "tpr", "fpr")
 
 COLUMNS = ["job", "dataset", "method", "params", "seed", "fold", "part", "column", "group",
-           "metric", "k", "n", "k_reference", "n_reference", "estimate", "lower", "upper",
-           "small"]
+           "metric", "positive", "k", "n", "k_reference", "n_reference", "estimate", "lower",
+           "upper", "small"]
 
 
 def _counts(y_pos, pred_pos, mask, rate):
@@ -58,8 +63,10 @@ def records(y_pos, pred_pos, rows, info, confidence: float, part: str = "test",
             minimum: int | None = None) -> list[dict]:
     """The by-group rows of one part (see the module docstring); [] without groups."""
     from safeclf import groups as G
+    from safeclf.outcome import describe, of
     from safeclf.promises import Evidence, interval
 
+    positive = describe(of(info))
     y_pos, pred_pos = np.asarray(y_pos, bool), np.asarray(pred_pos, bool)
     minimum = G.MIN_GROUP_SIZE if minimum is None else minimum
     out = []
@@ -73,11 +80,12 @@ def records(y_pos, pred_pos, rows, info, confidence: float, part: str = "test",
                 counts[v, rate] = (k, n)
                 est, lo, hi, _ = interval("rate", Evidence(k, n), confidence)
                 out.append({"part": part, "column": column, "group": v, "metric": rate,
-                            "k": k, "n": n, "estimate": est, "lower": lo, "upper": hi,
+                            "positive": positive if rate in COMPARED else None, "k": k,
+                            "n": n, "estimate": est, "lower": lo, "upper": hi,
                             "small": int(mask.sum()) < minimum})
         if len(names) < 2:
             continue
-        privileged = (info or {}).get("privileged_group") if column == "groups" else None
+        privileged = G.reference_of(info, column)
         if privileged is not None and str(privileged) not in names:
             privileged = None
         for rate in COMPARED:
@@ -95,7 +103,8 @@ def records(y_pos, pred_pos, rows, info, confidence: float, part: str = "test",
                 for measure in ("ratio", "difference"):
                     est, lo, hi, _ = interval(measure, Evidence(k1, n1, k2, n2), confidence)
                     out.append({"part": part, "column": column, "group": f"{prot} vs {ref}",
-                                "metric": f"{rate} {measure}", "k": k1, "n": n1,
+                                "metric": f"{rate} {measure}", "positive": positive,
+                                "k": k1, "n": n1,
                                 "k_reference": k2, "n_reference": n2, "estimate": est,
                                 "lower": lo, "upper": hi,
                                 "small": min(int((g == prot).sum()),
@@ -147,6 +156,8 @@ def summary(table):
     for key, g in table.groupby(keys, sort=False, dropna=False):
         row = dict(zip(keys, key))
         row["params"] = _short(row["params"], varying[row["method"]]) or "-"
+        named = g["positive"].dropna() if "positive" in g else []
+        row["positive"] = str(named.iloc[0]) if len(named) else ""
         est = pd.to_numeric(g["estimate"], errors="coerce")
         row["estimate"] = _fmt(est.mean())
         if len(g) == 1:
@@ -192,8 +203,10 @@ def print_table(console, results: list[dict], limit: int = 40) -> None:
     shown = s.head(limit)
     out = Table(title="By group (test split; all figures in by_group.csv)",
                 title_justify="left")
-    cols = ["dataset", "method", "params", "column", "group", "metric", "estimate",
-            "interval", "n", "small"]
+    cols = ["dataset", "method", "params", "column", "group", "metric", "positive",
+            "estimate", "interval", "n", "small"]
+    if not s["positive"].astype(str).str.len().any():
+        cols.remove("positive")  # labels without a favourable outcome
     for c in cols:
         out.add_column(c, overflow="fold")
     for row in shown.itertuples(index=False):

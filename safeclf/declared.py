@@ -39,13 +39,14 @@ def promises(items, y_pos, rows, info=None, where: str = "promises") -> list[Pro
     """The declared promises, each comparison of groups expanded into one promise per compared
     pair with its privileged group resolved on the training rows (``y_pos``: label is
     positive; ``rows``: the task's row entries; ``info``: the dataset's)."""
+    from safeclf.groups import privileged_of
     from safeclf.methods.ramp.promises import quantity
     from safeclf.methods.ramp.rates import FitData, RatioConstraint, expand_constraints
 
     data = FitData(np.asarray(y_pos, bool), dict(rows or {}))
     out = []
     # a comparison of several groups is one promise per compared pair (safeclf.groups)
-    for c in expand_constraints(parse(items, where), data, (info or {}).get("privileged_group")):
+    for c in expand_constraints(parse(items, where), data, privileged_of(info)):
         sense = ">=" if c.sense == "min" else "<="
         bound = float(c.kappa if isinstance(c, RatioConstraint) else c.bound)
         out.append(Promise(f"declared_{c.name}", c.describe(), quantity(c), sense, bound,

@@ -12,8 +12,13 @@ The privileged group is taken, in this order, from
    ``privileged`` parameter),
 2. the dataset (``info["privileged_group"]``: Adult and the churn data set it, the ``csv``
    loader through its ``privileged`` parameter),
-3. a named fallback, used only where a model must pick one to train: the group whose training
-   labels are most often positive (:data:`FALLBACK`).
+3. a named fallback, used only where a model must pick one to train: the group whose labels
+   are most often positive (favourable, :mod:`safeclf.outcome`) on *all* the dataset's rows,
+   chosen once when the dataset is loaded (:func:`references`, ``info["reference_groups"]``),
+   so every job and seed compares in the same direction (:data:`FALLBACK`).
+
+The per-group table (:mod:`safeclf.by_group`) takes its reference group of each column from
+the same place (:func:`reference_of`).
 
 Where no direction is named (a figure computed for any method on a dataset that names no
 privileged group), the ratio is the smallest group rate over the largest, which is ≤ 1 like a
@@ -46,7 +51,83 @@ import numpy as np
 from safeclf.errors import DataError, closest
 
 #: How the fallback privileged group is chosen, in words (recorded with every result).
-FALLBACK = "fallback: the group whose training labels are most often positive"
+FALLBACK = ("fallback: the group whose labels are most often positive on all the dataset's "
+            "rows (before the split)")
+
+#: The same, for data that did not go through the runner's loading (no
+#: ``info["reference_groups"]``): chosen on the rows given, so it may differ between splits.
+FALLBACK_ROWS = "fallback: the group whose training labels are most often positive"
+
+#: The key of ``Dataset.info`` holding each group column's reference group
+#: (``{column: {"group": ..., "source": ...}}``, :func:`references`).
+REFERENCES = "reference_groups"
+
+
+class Reference(str):
+    """A group label that remembers where it came from (``source``): the dataset-level
+    fallback passed where a privileged group is expected (:func:`privileged_of`)."""
+
+    def __new__(cls, value, source: str = FALLBACK):
+        out = str.__new__(cls, value)
+        out.source = source
+        return out
+
+    def __reduce__(self):
+        return (Reference, (str(self), self.source))
+
+
+def fallback(groups, positive) -> str:
+    """The group whose rows are most often positive (the first in label order on a tie)."""
+    g = np.asarray(groups).astype(str)
+    pos = np.asarray(positive, dtype=bool)
+    return str(max(np.unique(g), key=lambda a: pos[g == a].mean()))
+
+
+def references(rows: Mapping[str, Any], info: Mapping[str, Any], positive) -> dict:
+    """The reference group of each group column of a dataset, chosen once on all its rows
+    (``positive``: each row's label is the favourable one): ``groups`` takes the declared
+    privileged group; each column of an intersection (``info["group_columns"]``) its part of
+    a declared privileged intersection; any other column the :data:`FALLBACK` group.
+    ``{column: {"group": label, "source": where it came from}}``."""
+    declared = info.get("privileged_group")
+    columns = list(info.get("group_columns") or [])
+    parts = label(declared).split(JOIN) if declared is not None else []
+    out = {}
+    for column in ["groups", *columns]:
+        if column not in rows or isinstance(rows[column], Mapping):
+            continue
+        g = np.asarray(rows[column]).astype(str)
+        if column == "groups" and declared is not None:
+            out[column] = {"group": label(declared), "source": "dataset"}
+        elif len(parts) == len(columns) and column in columns \
+                and parts[columns.index(column)] in set(g.tolist()):
+            out[column] = {"group": parts[columns.index(column)],
+                           "source": "dataset (its part of the privileged intersection)"}
+        else:
+            out[column] = {"group": fallback(g, positive), "source": FALLBACK}
+    return out
+
+
+def reference_of(info: Mapping[str, Any] | None, column: str = "groups") -> str | None:
+    """The reference group of ``column`` (:func:`references`): the declared privileged group,
+    else the one chosen when the dataset was loaded; None when neither is known."""
+    info = info or {}
+    if column == "groups" and info.get("privileged_group") is not None:
+        return label(info["privileged_group"])
+    ref = (info.get(REFERENCES) or {}).get(column)
+    return None if ref is None else str(ref["group"])
+
+
+def privileged_of(info: Mapping[str, Any] | None):
+    """What a model that must compare against a privileged group takes from the dataset: the
+    declared group (a string), else the dataset-level fallback as a :class:`Reference`
+    (its ``source`` says so, and a constraint may name another group), else None."""
+    info = info or {}
+    if info.get("privileged_group") is not None:
+        return info["privileged_group"]
+    ref = (info.get(REFERENCES) or {}).get("groups")
+    return None if ref is None else Reference(ref["group"], ref["source"])
+
 
 #: The metric name of a ratio without a named direction.
 UNDIRECTED = "fairness_ratio_minmax"
@@ -105,21 +186,25 @@ def resolve(named: Any = None, info: Mapping[str, Any] | None = None, groups=Non
         ``groups``, is not one of them (:func:`named_group`).
     """
     declared = (info or {}).get("privileged_group")
+    if isinstance(declared, Reference) and groups is not None \
+            and str(declared) not in set(np.asarray(groups).astype(str).tolist()):
+        declared = None  # a fallback for rows that lack it (a subset): chosen on these rows
     if named is not None and groups is not None:
         named_group(named, groups, where)
     if named is not None:
-        if declared is not None and str(declared) != str(named):
+        if declared is not None and not isinstance(declared, Reference) \
+                and str(declared) != str(named):
             raise DataError(f"{where} '{named}' contradicts the dataset's privileged group "
                             f"'{declared}'; name the same group or leave it out")
         return Direction(str(named), "constraint")
     if declared is not None:
-        return Direction(str(declared), "dataset")
+        return Direction(str(declared), getattr(declared, "source", "dataset"))
     if groups is not None and positive is not None:
-        g = np.asarray(groups).astype(str)
-        pos = np.asarray(positive, dtype=bool)
-        names = np.unique(g)
-        if names.size:
-            return Direction(str(max(names, key=lambda a: pos[g == a].mean())), FALLBACK)
+        ref = reference_of(info)
+        if ref is not None and ref in set(np.asarray(groups).astype(str).tolist()):
+            return Direction(ref, FALLBACK)
+        if np.asarray(groups).size:
+            return Direction(fallback(groups, positive), FALLBACK_ROWS)
     return Direction(None, "none")
 
 

@@ -28,7 +28,28 @@ from safeclf.result import JobResult, JobStatus, check_metric_names
 def _load_cached(name: str, params_json: str) -> Dataset:
     from safeclf import registry
 
-    return registry.get_dataset(name).load(**json.loads(params_json))
+    return annotate(registry.get_dataset(name).load(**json.loads(params_json)))
+
+
+def annotate(ds: Dataset) -> Dataset:
+    """What every job reads from the whole dataset, settled once when it is loaded (before any
+    split): the favourable outcome of labels whose loader declares none (0/1 or booleans,
+    :func:`safeclf.outcome.implicit`) and the reference group of each group column, chosen on
+    all the rows (:func:`safeclf.groups.references`), so every job and seed compares groups
+    in the same direction."""
+    from safeclf import groups as G
+    from safeclf import outcome
+
+    info = dict(ds.info)
+    if outcome.of(info) is None:
+        found = outcome.implicit(ds.y, info.get("target") or "label")
+        if found is not None:
+            info[outcome.KEY] = found
+    classes = np.unique(np.asarray(ds.y))
+    if "groups" in ds.rows and classes.size == 2:
+        info[G.REFERENCES] = G.references(ds.rows, info, np.asarray(ds.y) == classes[-1])
+    ds.info = info
+    return ds
 
 
 def load_dataset(entry: dict, preprocess: Any = None) -> Dataset:
@@ -172,6 +193,7 @@ def model_meta(est, task: Task, dentry: dict, job: dict, how: Any, promises=None
             "preprocess": {"impute": impute, "scale": scale},
             "columns": task.info.get("columns"),
             "classes": _plain(getattr(est, "classes_", None)),
+            "outcome": task.info.get("outcome"),
             "promises": promises if promises is not None else [], "certificate": certificate}
 
 
@@ -223,6 +245,7 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
     plugin's fit (:func:`run_path` passes the next step of a path)."""
     from safeclf import registry
     from safeclf.metrics import evaluate
+    from safeclf.outcome import name_promises
 
     job, dentry, mentry = payload["job"], payload["dataset"], payload["method"]
     result = JobResult(**job)
@@ -245,7 +268,8 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
                     from safeclf.certify import NO_SOLUTION
                     from safeclf.promises import promise_metrics
 
-                    records = _unchecked(outcome.promises, outcome.record.get("reason"))
+                    records = _unchecked(name_promises(outcome.promises, task.info),
+                                         outcome.record.get("reason"))
                     result.status = JobStatus(NO_SOLUTION)
                     result.error = outcome.record.get("reason")
                     result.metrics = _plain({"no_solution": 1.0, **_pass_metric(outcome),
@@ -280,7 +304,8 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
                 stated = declared_promises(mentry.get("promises"), task, est.classes_)
                 if stated:  # the user's promises replace "makes no promise"
                     declared = [p for p in declared if p.kind != "none"] + stated
-            promises = check(plugin, declared, est, task, payload.get("confidence", 0.95))
+            promises = check(plugin, name_promises(declared, task.info), est, task,
+                             payload.get("confidence", 0.95))
             metrics.update(promise_metrics(promises))
             if certify:
                 metrics.update({"no_solution": 0.0, **_pass_metric(outcome)})

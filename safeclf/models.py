@@ -10,7 +10,8 @@ writes is checked the same way before it is kept, so what is saved can be loaded
 ``models/<job>.json`` beside it records what is needed to use the model and what it promises:
 the format and safeclf version, the estimator's class, the dataset entry, the feature columns
 and the feature names after encoding (one-hot categories), the ``preprocess`` step (impute,
-scale), the classes, the job's promises as checked on its test data, and its certificate when
+scale), the classes, the favourable outcome (``outcome``, :mod:`safeclf.outcome`), the job's
+promises as checked on its test data, and its certificate when
 the job was certified. ``safeclf deploy`` (:mod:`safeclf.deploy`) writes the same pair as
 ``model.skops`` and ``model.json`` in a folder of its own.
 
@@ -205,7 +206,9 @@ def predict_file(folder: Path, job: str | None, data: Path, out: Path,
         A CSV with the training data's feature columns.
     out : Path
         The CSV to write: the input columns plus ``prediction`` and, where available,
-        ``score`` or ``proba_<class>``.
+        ``score`` or ``proba_<class>``. A model trained on a target encoded from its
+        favourable value (``positive``) writes the original label values
+        (``approve``/``deny``, ``proba_approve``).
     skip_bad_rows : bool
         Score the rows the model can take and report the others, instead of refusing the
         batch at the first bad cell.
@@ -251,13 +254,16 @@ def predict_file(folder: Path, job: str | None, data: Path, out: Path,
         first = rows.bad.iloc[0]
         raise DataError(f"{where}: no row can be scored ({len(frame)} rows; the first problem: "
                         f"column '{first['column']}' at line {first['line']} {first['reason']})")
+    from safeclf.outcome import class_names, decode
+
     result = frame[rows.keep].copy()
     X = rows.X
-    result["prediction"] = pipeline.predict(X)
+    outcome = meta.get("outcome")  # absent in a model saved before outcomes were recorded
+    result["prediction"] = decode(pipeline.predict(X), outcome)
     if hasattr(pipeline, "predict_proba") and hasattr(pipeline[-1], "predict_proba"):
         try:
             proba = pipeline.predict_proba(X)
-            for k, c in enumerate(pipeline[-1].classes_):
+            for k, c in enumerate(class_names(pipeline[-1].classes_, outcome)):
                 result[f"proba_{c}"] = proba[:, k]
         except (AttributeError, NotImplementedError):
             pass

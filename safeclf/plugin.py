@@ -156,6 +156,13 @@ class MethodPlugin:
         :meth:`check_task` does."""
         return []
 
+    def counts_favourable(self, params: Mapping[str, Any]) -> list[str]:
+        """The places among ``params`` whose promise or constraint counts favourable decisions
+        (a rate that changes when the labels are swapped, :func:`safeclf.outcome.depends`),
+        as ``params.constraints[0] (fairness_ratio)``: the runner refuses them on labels
+        without a favourable outcome. The default: none."""
+        return []
+
     # -- checks before fitting -------------------------------------------------------------
     def check_task(self, params: Mapping[str, Any], task, preprocess: str | None = None) -> None:
         """Every check a model with ``params`` allows before it is fitted on ``task`` (``X``
@@ -211,7 +218,9 @@ class MethodPlugin:
             if need == CALIBRATION:
                 out["X_cal"], out["y_cal"] = task.cal.X, task.cal.y
             elif need == PRIVILEGED:
-                out[PRIVILEGED] = task.info.get("privileged_group")
+                from safeclf.groups import privileged_of
+
+                out[PRIVILEGED] = privileged_of(task.info)
             else:
                 out[need] = task.train.rows[need]
         return out

@@ -44,10 +44,10 @@ def preflight(spec: Spec) -> None:
         entry = dict(d.model_dump(mode="json"), name=spec.dataset_label(i))
         place = f"datasets[{i}] ({spec.dataset_label(i)})"
         methods = [j for j in range(len(spec.methods)) if spec.runs_on(j, i)]
-        tasks = {}
+        tasks, loaded = {}, None
         try:  # what every job does first, once: load, split, each preprocessing asked for
             for how in dict.fromkeys(spec.methods[j].preprocess or d.preprocess for j in methods):
-                ds = load_dataset(entry, how)
+                ds = loaded = load_dataset(entry, how)
                 with warnings.catch_warnings():  # an overflowing scaler is reported below
                     warnings.simplefilter("ignore")
                     tasks[how] = preprocess(
@@ -63,6 +63,8 @@ def preflight(spec: Spec) -> None:
             m = spec.methods[j]
             plugin = registry.get_method(m.method)
             how = m.preprocess or d.preprocess
+            if loaded is not None:
+                check_outcome(spec, i, j, plugin, loaded)
             for point in grid_points(m.params, f"methods[{j}].params"):
                 try:
                     plugin.check_task(point, tasks[how], preprocessing.steps(how)[1])
@@ -78,6 +80,25 @@ def preflight(spec: Spec) -> None:
                     check_request(m, plugin, tasks[how], spec.seeds[0], f"methods[{j}]")
                 except DataError as exc:
                     raise SpecError(f"{exc} (on {place})") from None
+
+
+def check_outcome(spec: Spec, i: int, j: int, plugin, ds) -> None:
+    """Refuse method entry ``j`` on dataset ``i`` when its constraints or declared promises
+    count favourable decisions and the dataset's labels name no favourable outcome
+    (:func:`safeclf.outcome.check_method`; a certificate certifies those same promises)."""
+    from safeclf import declared, registry
+    from safeclf.outcome import check_method, counted
+
+    m = spec.methods[j]
+    places = [f"methods[{j}].{place}" for point in grid_points(m.params, f"methods[{j}].params")
+              for place in plugin.counts_favourable(point)]
+    try:
+        places += counted(declared.parse(m.promises, f"methods[{j}].promises"))
+    except ValueError:
+        pass  # a malformed promise is the spec check's to report
+    csv_like = "positive" in registry.get_dataset(spec.datasets[i].dataset).defaults()
+    where = f"datasets[{i}]" if csv_like else f"datasets[{i}] ({spec.dataset_label(i)})"
+    check_method(list(dict.fromkeys(places)), ds.info, ds.y, where, csv_like)
 
 
 def check_finite(task, how) -> None:

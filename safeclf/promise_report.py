@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 COLUMNS = ["job", "dataset", "method", "params", "seed", "fold", "status", "promise",
-           "statement", "kind", "rule", "delta", "source", "sense", "bound", "estimate",
+           "statement", "positive", "kind", "rule", "delta", "source", "sense", "bound", "estimate",
            "lower", "upper", "n", "n_needed", "confidence", "verdict", "beyond", "train_estimate",
            "train_verdict", "note"]
 KEYS = ["dataset", "method", "params", "promise"]
@@ -77,7 +77,7 @@ def summary(frame, short: bool = True):
         if first["kind"] == "none":
             row.update(promise="none", kind="none", bound="", estimate="", interval="",
                        verdicts="no promise", n_needed="", failure_rate="", train_verdicts="",
-                       rule="",
+                       rule="", positive="",
                        statement=str(first["statement"]))
             out.append(row)
             continue
@@ -107,6 +107,8 @@ def summary(frame, short: bool = True):
         rule = first.get("rule")
         row["rule"] = str(rule) if isinstance(rule, str) else ""
         row["statement"] = str(first["statement"])
+        positive = first.get("positive")
+        row["positive"] = str(positive) if isinstance(positive, str) else ""
         row["source"] = str(first["source"])
         out.append(row)
     return pd.DataFrame(out)
@@ -217,8 +219,10 @@ def print_table(console, results: list[dict]) -> None:
         return
     s = summary(frame)
     table = Table(title="Promises (test split)", title_justify="left")
-    cols = ["dataset", "method", "params", "promise", "kind", "bound", "estimate", "interval",
-            "verdicts", "n_needed", "failure_rate", "train_verdicts"]
+    cols = ["dataset", "method", "params", "promise", "positive", "kind", "bound", "estimate",
+            "interval", "verdicts", "n_needed", "failure_rate", "train_verdicts"]
+    if "positive" not in s or not s["positive"].fillna("").astype(str).str.len().any():
+        cols.remove("positive")  # no promise counts favourable decisions
     for c in cols:
         table.add_column(c.replace("_", " "), overflow="fold")
     for row in s.itertuples(index=False):

@@ -146,6 +146,9 @@ class Promise:
         For a ``training`` promise, how far (in the quantity's units) the training value may
         fall on the wrong side of the bound and still meet it (a solver's feasibility
         tolerance).
+    positive : str, optional
+        The favourable outcome a rate of positive predictions counts (``decision =
+        approve``), set where it matters by :func:`safeclf.outcome.name_promises`.
     """
 
     name: str
@@ -159,6 +162,7 @@ class Promise:
     note: str = ""
     rule: str = "predict"
     tolerance: float = 0.0
+    positive: str | None = None
 
     def __post_init__(self):
         if self.sense not in ("<=", ">="):
@@ -211,7 +215,8 @@ class Checked:
     def record(self) -> dict[str, Any]:
         p = self.promise
         q = {k: v for k, v in asdict(p.quantity).items() if v not in (None, False)}
-        return {"promise": p.name, "statement": p.statement, "kind": p.kind, "delta": p.delta,
+        return {"promise": p.name, "statement": p.statement, "positive": p.positive,
+                "kind": p.kind, "delta": p.delta,
                 "rule": p.rule, "source": p.source, "sense": p.sense, "bound": p.bound,
                 "quantity": q,
                 "estimate": self.estimate, "lower": self.lower, "upper": self.upper,

@@ -103,8 +103,9 @@ def _promises_section(run) -> str:
     if run.promises.empty:
         return '<p class="note">No promise was recorded.</p>'
     summary = promise_report.summary(run.promises)
-    columns = ["dataset", "method", "params", "promise", "kind", "bound", "estimate", "interval",
-               "verdicts", "n_needed", "failure_rate", "train_verdicts", "statement"]
+    columns = ["dataset", "method", "params", "promise", "positive", "kind", "bound", "estimate",
+               "interval", "verdicts", "n_needed", "failure_rate", "train_verdicts",
+               "statement"]
     note = ('<p class="note">Each promise a fitted model makes, checked on its test split: '
             "estimate and two-sided interval (Clopper–Pearson for a rate, Katz log for a "
             "ratio, Newcombe for a difference); <b>n needed</b>: for an inconclusive check, "

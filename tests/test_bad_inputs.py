@@ -36,6 +36,20 @@ THREE_CSV = "a,sex,origin,y\n" + "".join(
     for i in range(60))
 
 
+#: A target of words (approve / deny), neither of which is favourable until a spec says so.
+WORDS_CSV = "a,sex,y\n" + "".join(
+    f"{i},{'Male' if i % 3 else 'Female'},{('approve', 'deny')[(i // 2) % 2]}\n" for i in range(40))
+
+
+def _words(method, extra=""):
+    """WORDS_CSV (groups by sex) through one method entry ``method`` (YAML lines)."""
+    def make(tmp):
+        return _with_csv(WORDS_CSV, extra=", group: sex" + extra)(tmp).replace(
+            "- method: svm", method)
+
+    return make
+
+
 def _ramp_three(constraint, extra=", group: origin, privileged: north"):
     """A three-group CSV through ramp with one constraint item (YAML flow mapping)."""
     def make(tmp):
@@ -272,6 +286,37 @@ CASES = [
          "- method: svm", "- method: logreg\n    promises: [{rate: fpr, max: 0.1, subset: "
          "{groups: [Other]}}]")), [], 2,
      "methods[0].promises[0].subset.groups 'Other' is not a value of the data's 'groups'"),
+    # the favourable outcome (issue 32): a rate of favourable decisions on words needs it named
+    ("outcome-needed-by-a-fairness-promise",
+     _words("- method: logreg\n    promises: [{rate: fairness_ratio, min: 0.8}]"), [], 2,
+     "datasets[0].params.positive is needed: methods[0].promises[0] (fairness_ratio) counts "
+     "favourable decisions, and the target 'y' holds 'approve', 'deny'; say which is "
+     "favourable (positive: approve)"),
+    ("outcome-needed-by-a-ramp-constraint",
+     _words("- method: ramp\n    params: {constraints: [{rate: error, max: 0.4}, "
+            "{rate: recall, min: 0.5}]}"), [], 2,
+     "datasets[0].params.positive is needed: methods[0].params.constraints[1] (recall) counts "
+     "favourable decisions"),
+    ("outcome-needed-by-a-certificate",
+     _words("- method: logreg\n    promises: [{rate: fpr, max: 0.3}]\n    certify: "
+            "{fraction: 0.5}"), [], 2,
+     "datasets[0].params.positive is needed: methods[0].promises[0] (fpr) counts favourable"),
+    ("outcome-needed-by-group-thresholds",
+     _words("- method: group_thresholds\n    params: {kappa: 0.8}"), [], 2,
+     "datasets[0].params.positive is needed: methods[0].params.kappa (fairness_ratio)"),
+    ("positive-not-a-label", _words("- method: logreg", ", positive: grant"), [], 2,
+     "csv: positive is 'grant', which is not a value of target 'y'; it holds 'approve', 'deny'"),
+    ("positive-wrong-case", _words("- method: logreg", ", positive: Approve"), [], 2,
+     "which is not a value of target 'y' (did you mean 'approve'?)"),
+    ("positive-on-three-labels", _with_csv(THREE_CSV.replace("a,sex,origin,y", "a,sex,y,origin"),
+                                          extra=", positive: north"), [], 2,
+     "csv: positive names the favourable value of target 'y', which needs exactly two values; "
+     "it holds 3: 'east', 'north', 'south'"),
+    ("positive-read-by-yaml-as-a-boolean",
+     _with_csv("a,y\n" + "".join(f"{i},{('yes', 'no')[i % 2]}\n" for i in range(10)),
+               extra=", positive: yes"), [], 2,
+     "csv: positive is the boolean True (YAML reads an unquoted yes/no/true/false as one), "
+     "but target 'y' holds 'no', 'yes'; quote the value"),
     ("certify-fraction-leaves-a-group-empty",
      (lambda tmp: _with_csv(GROUP_CSV, extra=", group: sex")(tmp).replace(
          "- method: svm", "- method: logreg\n    promises: [{rate: fairness_ratio, min: 0.8, "

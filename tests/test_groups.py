@@ -12,8 +12,16 @@ def test_resolution_order_and_contradiction():
     pos = np.array([1, 0, 1, 1], bool)
     assert G.resolve("a", {"privileged_group": "a"}) == G.Direction("a", "constraint")
     assert G.resolve(None, {"privileged_group": "a"}, g, pos) == G.Direction("a", "dataset")
-    fb = G.resolve(None, {}, g, pos)
-    assert fb.privileged == "b" and fb.source == G.FALLBACK  # b's labels are most often positive
+    fb = G.resolve(None, {}, g, pos)  # no dataset-level reference: chosen on these rows
+    assert fb.privileged == "b" and fb.source == G.FALLBACK_ROWS  # b's most often positive
+    # the reference chosen once on all the dataset's rows wins over these rows' own choice
+    info = {G.REFERENCES: {"groups": {"group": "a", "source": G.FALLBACK}}}
+    assert G.resolve(None, info, g, pos) == G.Direction("a", G.FALLBACK)
+    # ... and is passed to a model as a Reference, which a constraint may overrule
+    ref = G.privileged_of(info)
+    assert ref == "a" and ref.source == G.FALLBACK
+    assert G.resolve(None, {"privileged_group": ref}, g, pos) == G.Direction("a", G.FALLBACK)
+    assert G.resolve("b", {"privileged_group": ref}, g, pos) == G.Direction("b", "constraint")
     assert not G.resolve(None, None).named
     with pytest.raises(DataError, match="constraints\\[0\\].privileged 'b' contradicts"):
         G.resolve("b", {"privileged_group": "a"}, where="constraints[0].privileged")
@@ -83,4 +91,4 @@ def test_zafar_takes_the_dataset_direction():
     z = ZafarSVM(c=0.1).fit(X, y, groups=g, privileged_group="F")
     assert (z.privileged_, z.privileged_source_) == ("F", "dataset")
     z = ZafarSVM(c=0.1).fit(X, y, groups=g)
-    assert (z.privileged_, z.privileged_source_) == ("M", G.FALLBACK)
+    assert (z.privileged_, z.privileged_source_) == ("M", G.FALLBACK_ROWS)

@@ -22,6 +22,7 @@ import numpy as np
 
 from safeclf.datasets import checked, project_data_dir
 from safeclf.errors import DataError
+from safeclf.outcome import record
 from safeclf.plugin import DatasetPlugin
 
 COLUMNS = [
@@ -30,6 +31,9 @@ COLUMNS = [
     "hours-per-week", "native-country", "income",
 ]
 NUMERIC = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
+#: The favourable outcome: an income above 50K (label 1), as in Goh et al. (2016).
+OUTCOME = record("income", ">50K", "<=50K",
+                 meaning="label 1: income above 50K, the favourable outcome (Goh et al. 2016)")
 #: The protected attributes a ``group`` may name, with each one's privileged value.
 PRIVILEGED = {"sex": "Male", "race": "White"}
 
@@ -103,7 +107,7 @@ def load_adult(
         X = sp.csr_matrix(X)
     rows = {"groups": groups, "split": split}
     info = {"feature_names": list(encoded.columns),
-            "privileged_group": G.label([PRIVILEGED[c] for c in columns])}
+            "privileged_group": G.label([PRIVILEGED[c] for c in columns]), "outcome": OUTCOME}
     if len(columns) > 1:
         rows.update({c: v.astype(str).astype(object) for c, v in parts.items()})
         info["group_columns"] = columns

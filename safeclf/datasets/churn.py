@@ -77,6 +77,7 @@ def load_adult_churn(
         rows={"role": role, "baseline": baseline[index], "split": split.astype(str),
               "groups": groups[index]},
         info={"feature_names": names, "privileged_group": "Male",
+              "outcome": base.info["outcome"],
               "deployed_features_dropped": drop, "deployed_test_error":
               float(np.mean(baseline[index] != y[index]))},
     )

@@ -15,6 +15,7 @@ import numpy as np
 
 from safeclf.datasets import checked
 from safeclf.errors import DataError
+from safeclf.outcome import record
 from safeclf.plugin import DatasetPlugin
 
 
@@ -53,6 +54,7 @@ def load_nested(
         "noise": noise,
         "n_signal": n_signal,
         "prefix_risk": prefix_risks(w, noise).tolist(),
+        "outcome": record("label", 1, 0, meaning="1: ⟨w, x⟩ + σε > 0; no label is a decision"),
     }
     return checked("nested", X, y, info=info)
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from safeclf.datasets import checked
 from safeclf.errors import DataError
+from safeclf.outcome import record
 from safeclf.plugin import DatasetPlugin
 
 
@@ -50,7 +51,9 @@ def load_gaussians(
     y = np.r_[np.ones(n_pos, int), -np.ones(n_samples - n_pos, int)]
     perm = rng.permutation(n_samples)
     info = {"gaussians": {"mean_pos": mp.tolist(), "cov_pos": cp.tolist(),
-                          "mean_neg": mn.tolist(), "cov_neg": cn.tolist(), "p_pos": p_pos}}
+                          "mean_neg": mn.tolist(), "cov_neg": cn.tolist(), "p_pos": p_pos},
+            "outcome": record("class", 1, -1, meaning="+1: drawn from N(mean_pos, cov_pos) "
+                              "with prior p_pos (the safe class S of the MC-SVM)")}
     return checked("gaussians", X[perm], y[perm], info=info)
 
 
@@ -63,7 +66,9 @@ def load_checkerboard(n: int = 8, n_samples: int = 6400, random_state: int = 0):
     X = rng.uniform(0.0, 1.0, size=(n_samples, 2))
     cells = np.minimum((X * n).astype(int), n - 1)
     y = (cells.sum(axis=1) % 2).astype(int)
-    return checked("checkerboard", X, y)
+    return checked("checkerboard", X, y, info={"outcome": record(
+        "cell parity", 1, 0, meaning="1: the point's cell has odd parity; no label is a "
+        "decision, a positive rate is the share predicted odd")})
 
 
 def load_xor(n_features: int = 6, n_samples: int = 6400, random_state: int = 0):
@@ -74,7 +79,9 @@ def load_xor(n_features: int = 6, n_samples: int = 6400, random_state: int = 0):
     rng = np.random.default_rng(random_state)
     X = rng.uniform(-1.0, 1.0, size=(n_samples, n_features))
     y = (np.prod(X, axis=1) > 0).astype(int)
-    return checked("xor", X, y)
+    return checked("xor", X, y, info={"outcome": record(
+        "product positive", 1, 0, meaning="1: the product of the features is positive; no "
+        "label is a decision")})
 
 
 gaussians = DatasetPlugin("gaussians", load_gaussians,

@@ -21,6 +21,7 @@ def load_csv(
     one_hot: bool = True,
     group_as_feature: bool = False,
     keep_empty: bool = False,
+    positive: str | int | float | bool | None = None,
 ):
     """Read ``path`` (relative to the spec's folder); ``target`` is the label column, ``group``
     (optional) a column of group labels kept in ``rows["groups"]`` (not used as a feature),
@@ -36,7 +37,14 @@ def load_csv(
     error, not silently imputed, unless ``keep_empty`` (set by the runner when the entry's
     ``preprocess`` imputes) keeps those of numeric columns as NaN for the impute step; a
     column named twice in the header, the target or group among the features, or a group
-    equal to the target is refused."""
+    equal to the target is refused.
+
+    ``positive`` names the target value that is the favourable decision (``approve``; compared
+    as text, so ``1`` matches an integer column): the target must then hold exactly two
+    values, and is encoded as 0/1 with 1 = ``positive``, recorded in ``info["outcome"]``
+    (:mod:`safeclf.outcome`), so every rate of positive predictions counts the favourable
+    one. Without it, 0/1 or boolean labels take 1 / True as favourable; any other labels have
+    no favourable outcome, and a promise that counts favourable decisions is refused."""
     import pandas as pd
 
     from safeclf import groups as G
@@ -97,13 +105,19 @@ def load_csv(
         X = Xf.to_numpy(dtype=float)
     except ValueError:
         raise DataError(f"csv: non-numeric feature columns in '{path}' (set one_hot: true)") from None
+    from safeclf import outcome
+
+    info = {"feature_names": list(Xf.columns), "columns": list(cols), "target": target}
+    if positive is not None:
+        y, info[outcome.KEY] = outcome.encode(y, target, positive)
+    elif (found := outcome.implicit(y, target)) is not None:
+        info[outcome.KEY] = found
     rows = {}
     if columns:
         rows["groups"] = (frame[group].to_numpy() if len(columns) == 1
                           else G.intersect([frame[c].to_numpy() for c in columns]))
         if len(columns) > 1:
             rows.update({c: frame[c].to_numpy().astype(str).astype(object) for c in columns})
-    info = {"feature_names": list(Xf.columns), "columns": list(cols)}
     if len(columns) > 1:
         info["group_columns"] = columns
     if privileged is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from safeclf.datasets import checked
 from safeclf.errors import DataError
+from safeclf.outcome import record
 from safeclf.plugin import DatasetPlugin
 
 
@@ -19,7 +20,16 @@ def _bunch(loader, name: str, features: list[int] | None):
                             f"(indices 0 to {d - 1})")
     X = b.data if features is None else b.data[:, features]
     names = list(b.feature_names) if features is None else [b.feature_names[i] for i in features]
-    return checked(name, X.astype(float), b.target, info={"feature_names": names})
+    info = {"feature_names": names}
+    if name in OUTCOMES:
+        info["outcome"] = OUTCOMES[name]
+    return checked(name, X.astype(float), b.target, info=info)
+
+
+#: The two-class sets' outcomes (the multi-class ones have none: no rate of "positive"
+#: predictions is defined for them).
+OUTCOMES = {"breast_cancer": record("diagnosis", "benign", "malignant",
+                                    meaning="label 1 in scikit-learn's coding: benign")}
 
 
 def load_iris(features: list[int] | None = None):

@@ -18,6 +18,7 @@ import numpy as np
 
 from safeclf.datasets import checked
 from safeclf.errors import DataError
+from safeclf.outcome import record
 from safeclf.plugin import DatasetPlugin
 
 NOISES = ("uniform", "truncnorm", "beta")
@@ -130,7 +131,9 @@ def load_uncertain_synthetic(
         rows["realisations"] = _draw(noise, lower, s, noise_scale, n_realisations,
                                      rng).transpose(1, 0, 2)
     info = {"feature_names": [f"x{j}" for j in range(n)], "noise": noise,
-            "information": information, "sigma_hat": float(np.sqrt(m2hat)), "mu_hat": mhat}
+            "information": information, "sigma_hat": float(np.sqrt(m2hat)), "mu_hat": mhat,
+            "outcome": record("class", 1, -1, meaning="+1: centred at +separation/2 on the "
+                              "first axis; no label is a decision")}
     return checked("uncertain_synthetic", X, y, rows=rows, info=info)
 
 
@@ -200,7 +203,9 @@ def load_breast_cancer_intervals(
         unc = Uncertainty.from_intervals(lower, upper, where)
     y = (b.target == 0).astype(int)  # sklearn codes malignant as 0; here malignant = 1
     return checked("breast_cancer_intervals", mean, y, rows={"uncertainty": unc.to_rows()},
-                   info={"feature_names": names, "positive": "malignant"})
+                   info={"feature_names": names, "positive": "malignant",
+                         "outcome": record("diagnosis", "malignant", "benign",
+                                           meaning="label 1: malignant")})
 
 
 uncertain_synthetic = DatasetPlugin(

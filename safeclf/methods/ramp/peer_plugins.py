@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from safeclf.errors import DataError
+from safeclf.groups import privileged_of
 from safeclf.methods.ramp.fairlearn_eg import FairlearnEG
 from safeclf.methods.ramp.group_thresholds import GroupThresholds
 from safeclf.methods.ramp.rates import FitData, RatioConstraint, expand_constraints
@@ -61,7 +62,7 @@ class ThresholdedPlugin(RowsPlugin):
         train = FitData(np.asarray(task.train.y) == estimator.classes_[1],
                         {k: v for k, v in task.train.rows.items() if not isinstance(v, dict)})
         try:
-            cons = expand_constraints(cons, train, task.info.get("privileged_group"))
+            cons = expand_constraints(cons, train, privileged_of(task.info))
         except ValueError as exc:
             raise DataError(f"thresholded_svm: {exc}") from None
         metrics = {}
@@ -87,6 +88,10 @@ thresholded_svm = ThresholdedPlugin(
 
 
 class GroupThresholdsPlugin(MethodPlugin):
+    def counts_favourable(self, params):
+        """Its thresholds meet s_p(g) ≥ κ s_p(privileged): a ratio of favourable decisions."""
+        return ["params.kappa (fairness_ratio)"]
+
     def metric_names(self, params):
         return ("threshold_*",)  # one per group of the data
 
@@ -106,6 +111,12 @@ group_thresholds = GroupThresholdsPlugin(
 
 
 class FairlearnPlugin(MethodPlugin):
+    def counts_favourable(self, params):
+        """A ``ratio_bound`` on demographic parity is a ratio of favourable decisions."""
+        est = self.build(params)
+        return (["params.ratio_bound (fairness_ratio)"]
+                if est.ratio_bound and est.constraint == "demographic_parity" else [])
+
     def promise_names(self, params):
         est = self.build(params)
         return (("constraint_fairness_ratio",)

@@ -47,6 +47,14 @@ class RampPlugin(RowsPlugin):
             names += [f"{{part}}_monitor_{name}", f"{{part}}_monitor_{name}_randomized"]
         return names
 
+    def counts_favourable(self, params):
+        """The constraints whose rate depends on which label is favourable
+        (:func:`safeclf.outcome.counted`)."""
+        from safeclf.outcome import counted
+
+        cons, _ = self.build(params)._parsed()
+        return counted(cons, "params.")
+
     def promise_names(self, params):
         """One promise per constraint (:func:`~safeclf.methods.ramp.promises.constraint_promises`)."""
         cons, _ = self.build(params)._parsed()

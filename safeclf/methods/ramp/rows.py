@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from safeclf.errors import DataError
+from safeclf.groups import privileged_of
 from safeclf.methods.ramp.rates import FitData, RatioConstraint, expand_constraints
 from safeclf.plugin import MethodPlugin
 
@@ -40,7 +41,7 @@ class RowsPlugin(MethodPlugin):
         rows = {k: v for k, v in task.train.rows.items() if not isinstance(v, dict)}
         data = FitData(y == np.unique(y)[-1], rows)
         try:
-            return expand_constraints(cons, data, task.info.get("privileged_group"))
+            return expand_constraints(cons, data, privileged_of(task.info))
         except ValueError as exc:
             raise DataError(str(exc)) from None
 
