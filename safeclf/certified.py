@@ -25,6 +25,10 @@ Procedure (``certify: {delta, fraction, how: threshold, bound, test}`` in a spec
    ≤ δ. Among them the one with the smallest training error (all training rows) is returned;
    choosing after the test keeps the guarantee, since every certified rule keeps every promise
    simultaneously with probability ≥ 1 − δ.
+   Unless ``allow_degenerate``, rules giving one class to all but a negligible share of the
+   candidate rows are left out of the path, and the choice skips the certified rules that are
+   degenerate on the training rows (:mod:`safeclf.trivial`, where the reason it keeps the
+   guarantee is given); none left is no solution.
 5. No rule certified: no model (``no_solution`` with its reason), never an unsafe one. The
    record also gives the predicted probability that the path's first rule passes (that a
    solution is found) and that the returned rule would (:func:`pass_probability`).
@@ -55,7 +59,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 
 from safeclf import bounds as B
-from safeclf import ltt
+from safeclf import ltt, trivial
 from safeclf.data import _take
 from safeclf.errors import DataError, SafeclfError
 from safeclf.promises import Evidence, Promise, rate_evidence
@@ -280,8 +284,8 @@ def _front(predicted, errors) -> list[int]:
 
 
 def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound: str = B.DEFAULT,
-           per_group: bool = True, test: str = "fixed_sequence", n_thresholds: int = 100
-           ) -> tuple[Rule | None, dict]:
+           per_group: bool = True, test: str = "fixed_sequence", n_thresholds: int = 100,
+           allow_degenerate: bool = False) -> tuple[Rule | None, dict]:
     """Steps 3–4 of the module docstring: the certified rule with the smallest training
     error, or None; and the record of the search (sizes, the path's length, p-values, the
     predicted pass probabilities, the reason for no solution)."""
@@ -300,7 +304,12 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     sizes = predicted_sizes(promises, cand, safe.score.size)
     counts = _counts(promises, cand, rules)
     predicted = _predicted_p_values(promises, counts, sizes, bnd)
-    order = _front(predicted, errors)
+    # safeclf.trivial: rules giving one class to (almost) every candidate row are not tested
+    usable = list(range(len(rules))) if allow_degenerate else \
+        trivial.path_rules([r.positive(cand) for r in rules])
+    order = [usable[j] for j in _front(predicted[usable], [errors[i] for i in usable])]
+    if not order:
+        return None, {"how": "threshold", "delta": delta, "reason": trivial.NO_PATH}
 
     def rates(i):
         return [(k[i] / n[i] if n[i] else 0.0, k2[i] / n2[i] if n2[i] else 0.0)
@@ -336,7 +345,19 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     def training_errors(i):  # on all training rows
         return sum(int(np.sum(rules[i].positive(part) != part.y_pos)) for part in (cand, safe))
 
-    best = min(passed, key=training_errors)
+    # safeclf.trivial: the choice skips rules degenerate on the training rows
+    y_train = np.concatenate([cand.y_pos, safe.y_pos])
+
+    def judge(i):
+        pred = np.concatenate([rules[i].positive(part) for part in (cand, safe)])
+        return trivial.degenerate(y_train, y_train, pred, rows="the training rows")
+
+    ranked = sorted(passed, key=training_errors)
+    best, why = (ranked[0], None) if allow_degenerate else trivial.first_useful(ranked, judge)
+    if best is None:
+        record["reason"] = trivial.no_solution_reason(why)
+        return None, record
+    record["trivial"] = judge(best).reason
     at = tested.index(best)
     record.update(rule=rules[best].describe(), p_value=float(joint[at]),
                   p_values={p.name: float(v) for p, v in zip(promises, pv[:, at])},
@@ -441,6 +462,11 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Size of the global threshold grid.
     random_state : int
         Seed of the split.
+    allow_degenerate : bool, default False
+        Whether a rule that is degenerate (one class for all but a negligible share of rows,
+        or not better than the majority rule beyond noise: :mod:`safeclf.trivial`) may be
+        returned; by default such a rule is never tested or chosen, and only such rules
+        certified is no solution.
 
     Attributes
     ----------
@@ -458,7 +484,8 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, estimator=None, promises=None, delta=0.05, fraction=0.3,
                  bound=B.DEFAULT, thresholds="auto", test="fixed_sequence", n_thresholds=100,
-                 random_state=None, group_blind=False, group_columns=None):
+                 random_state=None, group_blind=False, group_columns=None,
+                 allow_degenerate=False):
         self.estimator = estimator
         self.promises = promises
         self.delta = delta
@@ -470,6 +497,7 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.group_blind = group_blind
         self.group_columns = group_columns
+        self.allow_degenerate = allow_degenerate
 
     def _check_params(self):
         if not (isinstance(self.delta, float | int) and 0 < self.delta < 1):
@@ -485,6 +513,9 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if self.group_blind and self.thresholds == "per_group":
             raise ValueError("group_blind=True reads no group, so thresholds cannot be "
                              "'per_group'")
+        if not isinstance(self.allow_degenerate, bool | np.bool_):
+            raise ValueError(f"allow_degenerate must be True or False, got "
+                             f"{self.allow_degenerate!r}")
 
     def fit(self, X, y, groups=None, rows=None, **fit_params):
         """Fit on the candidate part, certify a rule on the held-back part.
@@ -541,7 +572,8 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                       {k: _take(v, i) for k, v in rows.items()}) for i in (cand, safe)]
         rule, record = search(promises, *parts, self.delta, self.bound,
                               per_group=search_entry is not None, test=self.test,
-                              n_thresholds=self.n_thresholds)
+                              n_thresholds=self.n_thresholds,
+                              allow_degenerate=bool(self.allow_degenerate))
         self.rule_ = rule
         self.reads_group_ = self.reads_group(_rows(X, cand), {k: _take(v, cand) for k, v
                                                               in rows.items()}, entry)

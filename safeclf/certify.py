@@ -12,7 +12,9 @@ entry with ``certify: {delta: 0.05, fraction: 0.3}``.
    L_A ≥ κ U_B); the union bound makes the whole test hold with probability ≥ 1 − δ.
 4. Pass: the candidate is returned with a high-confidence promise (kind ``high_confidence``
    at δ) on the *population* quantity. Fail (or no feasible candidate): the job's outcome is
-   ``no_solution`` — no model, never an unsafe one.
+   ``no_solution`` — no model, never an unsafe one. A candidate that passes but is degenerate
+   on the training rows (one class for almost every row, or not better than the majority rule
+   beyond noise: :mod:`safeclf.trivial`) is no solution too, unless ``allow_degenerate``.
 
 Tightening. The candidate is asked for a bound that leaves room for the safety test, predicted
 from the candidate data and the safety part's *sizes* (never its labels' relation to the
@@ -264,9 +266,11 @@ def _choose(table: list[dict]) -> int:
 
 
 def certified_fit(plugin, params: dict, task, delta: float, fraction: float, seed: int,
-                  bound: str = B.DEFAULT) -> Outcome:
+                  bound: str = B.DEFAULT, allow_degenerate: bool = False) -> Outcome:
     """Candidate selection, safety test and the outcome (see the module docstring); ``bound``
-    names the one-sided bound of the tightening and the safety test (:mod:`safeclf.bounds`)."""
+    names the one-sided bound of the tightening and the safety test (:mod:`safeclf.bounds`).
+    A candidate that passes but is degenerate on the training rows (:mod:`safeclf.trivial`)
+    is no solution unless ``allow_degenerate``."""
     bnd = B.get(bound)
     from safeclf.errors import InfeasibleError, SolverError
 
@@ -359,6 +363,16 @@ def certified_fit(plugin, params: dict, task, delta: float, fraction: float, see
         record["reason"] = "no model: the safety test failed; " + "; ".join(
             sentence(f, delta) for f in failed)
         return Outcome(None, [_uncertified(p) for p in certified], record)
+    from safeclf import trivial
+
+    y = np.asarray(task.train.y)
+    verdict = trivial.degenerate(y, y, np.asarray(est.predict(task.train.X)),
+                                 rows="the training rows")
+    record["trivial"] = verdict.reason
+    if verdict.degenerate and not allow_degenerate:
+        record["reason"] = trivial.no_solution_reason(verdict)
+        return Outcome(None, [replace(_uncertified(p), note=trivial.NOTHING_PROMISED)
+                              for p in certified], record)
     return Outcome(est, certified, record)
 
 

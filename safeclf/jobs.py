@@ -273,7 +273,8 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
                     result.status = JobStatus(NO_SOLUTION)
                     result.error = outcome.record.get("reason")
                     result.metrics = _plain({"no_solution": 1.0, **_pass_metric(outcome),
-                                             **promise_metrics(records)})
+                                             **promise_metrics(records),
+                                             **_trivial(result, task, None)})
                     result.promises = _plain(records)
                     return _finish(result, caught)
                 est, declared = outcome.estimator, outcome.promises
@@ -290,7 +291,10 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
             t0 = time.perf_counter()
             metrics: dict[str, float] = {}
             for name, part in task.parts().items():
-                metrics.update(evaluate(payload["metrics"], _outputs(est, part, task.info), name))
+                outputs = _outputs(est, part, task.info)
+                metrics.update(evaluate(payload["metrics"], outputs, name))
+                if name == "test":
+                    metrics.update(_trivial(result, task, outputs.pred))
             report = plugin.report(own, task)
             result.predict_seconds = time.perf_counter() - t0
             check_metric_names(report.metrics, f"method '{plugin.name}'")
@@ -334,10 +338,27 @@ def _certified(plugin, job: dict, task: Task, certify: dict, items):
 
         return certified_fit(plugin, job["params"], task, certify["delta"],
                              certify["fraction"], job["seed"],
-                             certify.get("bound") or "clopper_pearson")
+                             certify.get("bound") or "clopper_pearson",
+                             bool(certify.get("allow_degenerate")))
     from safeclf.posthoc import certified_fit
 
     return certified_fit(plugin, job["params"], task, certify, items, job["seed"])
+
+
+def _trivial(result: JobResult, task: Task, pred) -> dict[str, float]:
+    """``test_trivial_error`` (the majority rule of the training labels on the test rows) and
+    ``degenerate`` (0/1, nan without a model: ``pred`` None) of :mod:`safeclf.trivial`; a
+    degenerate model's reason goes to ``result.degenerate_reason``."""
+    from safeclf import trivial
+
+    y_test = np.asarray(task.test.y)
+    if pred is None:
+        return {"test_trivial_error": trivial.trivial_error(task.train.y, y_test),
+                "degenerate": float("nan")}
+    columns, verdict = trivial.job_metrics(task.train.y, y_test, pred)
+    if verdict is not None and verdict.degenerate:
+        result.degenerate_reason = verdict.reason
+    return columns
 
 
 def _pass_metric(outcome) -> dict:

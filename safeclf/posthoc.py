@@ -82,7 +82,8 @@ def certified_fit(plugin, params: dict, task, certify: dict, items, seed: int) -
         est, promises, task.train.X, y_pos, task.train.rows, cand, safe, blind=blind,
         delta=delta, fraction=fraction, bound=certify.get("bound") or "clopper_pearson",
         test=certify.get("test") or "fixed_sequence", random_state=seed,
-        group_blind=group_blind, group_columns=group_columns)
+        group_blind=group_blind, group_columns=group_columns,
+        allow_degenerate=bool(certify.get("allow_degenerate")))
     record.update(cc.certificate_)
     if dropped:
         record["not_certified"] = {

@@ -29,7 +29,7 @@ class JobStatus(str, enum.Enum):
 #: Columns of the metrics table that are not metrics: a job's identity, status and timings.
 RESERVED_COLUMNS = frozenset({
     "job", "dataset", "method", "params", "seed", "fold", "status", "error",
-    "fit_seconds", "predict_seconds", "solver_status", "n_iter",
+    "fit_seconds", "predict_seconds", "solver_status", "n_iter", "degenerate_reason",
 })
 
 
@@ -82,6 +82,9 @@ class JobResult:
         split, with intervals (:mod:`safeclf.by_group`); empty without groups.
     traceback : str or None
         For a failure that is a bug rather than a user's mistake.
+    degenerate_reason : str or None
+        Why the model is degenerate on the test rows (:mod:`safeclf.trivial`), in words; None
+        when it is not (or there is no model).
     """
 
     id: str
@@ -105,6 +108,7 @@ class JobResult:
     certification: dict[str, Any] | None = None
     by_group: list[dict] = field(default_factory=list)
     traceback: str | None = None
+    degenerate_reason: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -128,7 +132,7 @@ class JobResult:
         before changing it."""
         record = {f.name: getattr(self, f.name) for f in fields(self)}
         record["status"] = self.status.value
-        for key in ("traceback", "certification"):
+        for key in ("traceback", "certification", "degenerate_reason"):
             if record[key] is None:
                 del record[key]
         return record

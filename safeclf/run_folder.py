@@ -332,6 +332,7 @@ def results_table(results: list[JobResult]):
         row["predict_seconds"] = r.predict_seconds
         row["solver_status"] = r.solver_status
         row["n_iter"] = r.n_iter
+        row["degenerate_reason"] = r.degenerate_reason
         rows.append(row)
     frame = pd.DataFrame(rows)
     if frame.empty:
@@ -433,7 +434,8 @@ def _mean_std(values) -> str:
 #: Arrow types of the identity columns of the metrics table; every other column (parameters,
 #: metrics, timings) is float64, bool or string by its values.
 FIXED_TYPES = {"job": "string", "dataset": "string", "method": "string", "params": "string",
-               "seed": "int64", "fold": "int64", "status": "string", "error": "string"}
+               "seed": "int64", "fold": "int64", "status": "string", "error": "string",
+               "degenerate_reason": "string"}
 
 
 def parquet_table(frame):

@@ -95,7 +95,10 @@ class Certify(_Strict):
     approximate). ``test``: fixed-sequence testing along the path of rules, or Holm's
     procedure (``how: threshold`` only). ``group_blind``: a rule that never reads the group at
     prediction (the feature columns that encode it are left out of the fit; one threshold for
-    everyone; ``how: threshold`` only); the group is still used to certify."""
+    everyone; ``how: threshold`` only); the group is still used to certify.
+    ``allow_degenerate``: whether a degenerate model (one class for almost every row, or not
+    better than the majority rule beyond noise: safeclf/trivial.py) may be returned, flagged;
+    by default it is no solution."""
 
     delta: float = 0.05
     fraction: float = 0.3
@@ -103,6 +106,7 @@ class Certify(_Strict):
     bound: str = "clopper_pearson"
     test: Literal["fixed_sequence", "holm"] = "fixed_sequence"
     group_blind: StrictBool = False
+    allow_degenerate: StrictBool = False
 
     @field_validator("delta", "fraction")
     @classmethod
@@ -131,7 +135,8 @@ class Certify(_Strict):
         out, so the jobs of a spec written before they existed keep their ids."""
         out = self.model_dump(mode="json")
         for key, default in (("how", None), ("bound", "clopper_pearson"),
-                             ("test", "fixed_sequence"), ("group_blind", False)):
+                             ("test", "fixed_sequence"), ("group_blind", False),
+                             ("allow_degenerate", False)):
             if out[key] == default:
                 del out[key]
         return out
@@ -738,7 +743,8 @@ def reported_metrics(spec: Spec, method_index: int) -> set[str] | None:
     (:meth:`~safeclf.plugin.MethodPlugin.metric_names`, ``{part}`` expanded), the columns of
     the promises it declares (:meth:`~safeclf.plugin.MethodPlugin.promise_names`:
     ``promise_<name>_*``, any ``promise_*`` when they are known only after fitting) and,
-    with ``certify``, ``no_solution``; ``None`` when the plugin's metric names are only known
+    with ``certify``, ``no_solution``; for every job ``test_trivial_error`` and ``degenerate``
+    (safeclf/trivial.py); ``None`` when the plugin's metric names are only known
     after fitting."""
     from safeclf import registry
     from safeclf.groups import UNDIRECTED
@@ -756,6 +762,7 @@ def reported_metrics(spec: Spec, method_index: int) -> set[str] | None:
         own.update(n.format(part=part) if "{part}" in n else n for n in names for part in parts)
         # promises known only after fitting: any promise column
         own.update(f"promise_{p}_*" for p in (("*",) if promises is None else promises))
+    own.update(("test_trivial_error", "degenerate"))  # every job (safeclf/trivial.py)
     if m.certify is not None:
         own.add("no_solution")
         if m.certify.route(plugin) == "threshold":

@@ -149,6 +149,7 @@ def test_groups_routed_through_a_pipeline():
     ({"delta": 1.5}, "delta must be in"), ({"delta": 0}, "delta must be in"),
     ({"fraction": 1.0}, "fraction must be in"), ({"bound": "wilson"}, "unknown bound"),
     ({"thresholds": "each"}, "thresholds must be"), ({"promises": []}, "at least one"),
+    ({"allow_degenerate": "yes"}, "allow_degenerate must be True or False"),
 ])
 def test_bad_requests_are_refused(bad, message):
     X, y, g = draw(300, np.random.default_rng(6))
