@@ -337,6 +337,21 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     else:
         passed = [i for i, ok in zip(tested, ltt.holm(joint, delta)) if ok]
     record["certified_rules"] = len(passed)
+    # safeclf.trivial: rules left out of the path only explain a no solution, never returned
+    y_train = np.concatenate([cand.y_pos, safe.y_pos])
+
+    def judge(i):
+        pred = np.concatenate([rules[i].positive(part) for part in (cand, safe)])
+        return trivial.degenerate(y_train, y_train, pred, rows="the training rows")
+
+    left_out = sorted(set(range(len(rules))) - set(usable))
+    if not passed and left_out:
+        would = np.flatnonzero(held_back_p_values(left_out).max(axis=0) <= level)
+        if would.size:
+            record["reason"] = trivial.no_solution_reason(judge(left_out[would[0]]),
+                                                          "the rules tested fail; a rule left "
+                                                          "out of the test passes, but it")
+            return None, record
     if not passed:
         record.update(_no_rule_passes(promises, rules[tested[0]], safe, sizes_safe, pv[:, 0],
                                       level, bnd, delta, cand.score.size,
@@ -346,12 +361,6 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
         return sum(int(np.sum(rules[i].positive(part) != part.y_pos)) for part in (cand, safe))
 
     # safeclf.trivial: the choice skips rules degenerate on the training rows
-    y_train = np.concatenate([cand.y_pos, safe.y_pos])
-
-    def judge(i):
-        pred = np.concatenate([rules[i].positive(part) for part in (cand, safe)])
-        return trivial.degenerate(y_train, y_train, pred, rows="the training rows")
-
     ranked = sorted(passed, key=training_errors)
     best, why = (ranked[0], None) if allow_degenerate else trivial.first_useful(ranked, judge)
     if best is None:

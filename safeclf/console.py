@@ -48,6 +48,7 @@ def print_outcome(console, outcome) -> None:
         from safeclf import by_group
 
         by_group.print_table(console, [r.to_record() for r in outcome.results])
+    print_degenerate(console, outcome.results)
     failures = [r for r in outcome.results if r.failed]
     if failures:
         from rich.markup import escape
@@ -82,6 +83,24 @@ def print_outcome(console, outcome) -> None:
         met = sum(v["verdict"] == "pass" for v in outcome.expectations)
         console.print(f"expectations met: {met}/{len(outcome.expectations)}")
     console.print("run folder:", _cells(str(run_dir))[0])
+
+
+def print_degenerate(console, results, limit: int = 10) -> None:
+    """The jobs whose model is degenerate on its test rows (:mod:`safeclf.trivial`), each with
+    its reason: a model that predicts the same for (almost) everyone, or is not better than
+    the majority-class rule beyond noise."""
+    from rich.markup import escape
+
+    flagged = [r for r in results if getattr(r, "degenerate_reason", None)]
+    if not flagged:
+        return
+    console.print(f"[bold red]{len(flagged)} job(s) with a degenerate model[/] (no better than "
+                  "predicting the training majority for everyone; metrics.csv: degenerate):")
+    for r in flagged[:limit]:
+        console.print(escape(f"  {r.dataset} / {r.method} {r.params} seed {r.seed}: "
+                             f"{r.degenerate_reason}"))
+    if len(flagged) > limit:
+        console.print(f"  ... and {len(flagged) - limit} more (metrics.csv: degenerate_reason)")
 
 
 def _print_plugins(console, title: str, kind: str, names, get, declared) -> None:

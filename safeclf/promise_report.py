@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
-COLUMNS = ["job", "dataset", "method", "params", "seed", "fold", "status", "promise",
-           "statement", "positive", "kind", "rule", "delta", "source", "sense", "bound", "estimate",
-           "lower", "upper", "n", "n_needed", "confidence", "verdict", "beyond", "train_estimate",
-           "train_verdict", "note"]
+COLUMNS = ["job", "dataset", "method", "params", "seed", "fold", "status", "degenerate",
+           "promise", "statement", "positive", "kind", "rule", "delta", "source", "sense",
+           "bound", "estimate", "lower", "upper", "n", "n_needed", "confidence", "verdict",
+           "beyond", "train_estimate", "train_verdict", "note"]
 KEYS = ["dataset", "method", "params", "promise"]
 COLORS = {"holds": "#009E73", "violated": "#D55E00", "inconclusive": "#E69F00",
           "no solution": "#7F7F7F", "not checked": "#BBBBBB"}  # plot_style.PALETTE's
@@ -29,7 +29,9 @@ def promises_frame(results: list[dict]):
         for p in r.get("promises") or []:
             row = {"job": r["id"], "dataset": r["dataset"], "method": r["method"],
                    "params": json.dumps(r["params"], sort_keys=True, default=str),
-                   "seed": r["seed"], "fold": r["fold"], "status": r["status"]}
+                   "seed": r["seed"], "fold": r["fold"], "status": r["status"],
+                   # the model's degenerate verdict on the test rows (safeclf.trivial)
+                   "degenerate": r.get("degenerate_reason") or ""}
             row.update({k: p.get(k) for k in COLUMNS if k in p})
             rows.append(row)
     frame = pd.DataFrame(rows, columns=COLUMNS).sort_values(
@@ -77,7 +79,7 @@ def summary(frame, short: bool = True):
         if first["kind"] == "none":
             row.update(promise="none", kind="none", bound="", estimate="", interval="",
                        verdicts="no promise", n_needed="", failure_rate="", train_verdicts="",
-                       rule="", positive="",
+                       rule="", positive="", degenerate=degenerate_cell(g),
                        statement=str(first["statement"]))
             out.append(row)
             continue
@@ -110,8 +112,22 @@ def summary(frame, short: bool = True):
         positive = first.get("positive")
         row["positive"] = str(positive) if isinstance(positive, str) else ""
         row["source"] = str(first["source"])
+        row["degenerate"] = degenerate_cell(g)
         out.append(row)
     return pd.DataFrame(out)
+
+
+def degenerate_cell(g) -> str:
+    """``degenerate in k/n jobs: <the first reason>`` where k of the n jobs of ``g`` have a
+    degenerate model (:mod:`safeclf.trivial`); empty where none has (or the run predates the
+    column)."""
+    if "degenerate" not in g:
+        return ""
+    jobs = g.drop_duplicates("job")
+    reasons = jobs["degenerate"].fillna("").astype(str)
+    flagged = reasons[reasons != ""]
+    return "" if flagged.empty else \
+        f"degenerate in {len(flagged)}/{len(jobs)} jobs: {flagged.iloc[0]}"
 
 
 def write_tables(run_dir: Path, frame) -> None:
@@ -128,6 +144,9 @@ def write_tables(run_dir: Path, frame) -> None:
             "of jobs whose "
             "estimate is beyond the bound. Train verdicts: a training-only promise checked "
             "exactly on the training rows, for the rule it names (within its tolerance). "
+            "Degenerate: the jobs whose model gives one class to almost every test row or is "
+            "not better than the majority-class rule beyond noise, and why (a promise kept by "
+            "such a model is kept by predicting the same for everyone). "
             "Per job: promises.csv.\n\n")
     if frame.empty:
         text += "(no promises recorded)\n"
@@ -220,13 +239,15 @@ def print_table(console, results: list[dict]) -> None:
     s = summary(frame)
     table = Table(title="Promises (test split)", title_justify="left")
     cols = ["dataset", "method", "params", "promise", "positive", "kind", "bound", "estimate",
-            "interval", "verdicts", "n_needed", "failure_rate", "train_verdicts"]
+            "interval", "verdicts", "n_needed", "failure_rate", "train_verdicts",
+            "degenerate"]
     if "positive" not in s or not s["positive"].fillna("").astype(str).str.len().any():
         cols.remove("positive")  # no promise counts favourable decisions
     for c in cols:
         table.add_column(c.replace("_", " "), overflow="fold")
     for row in s.itertuples(index=False):
-        cells = [Text(str(getattr(row, c))) for c in cols]
+        cells = [Text(str(getattr(row, c)), style="bold red" if c == "degenerate" else "")
+                 for c in cols]
         table.add_row(*cells)
     console.print(table)
 

@@ -18,7 +18,8 @@ from pathlib import Path
 #: Verdict words and the CSS class their cell gets.
 _VERDICTS = {"holds": "good", "pass": "good", "ok": "good", "violated": "bad", "FAIL": "bad",
              "failed": "bad", "inconclusive": "warn", "no solution": "muted",
-             "no_solution": "muted", "no promise": "muted", "not checked": "muted"}
+             "no_solution": "muted", "no promise": "muted", "not checked": "muted",
+             "degenerate": "bad"}
 
 _CSS = """
 :root{--fg:#1f2328;--muted:#656d76;--line:#d0d7de;--bg2:#f6f8fa;--accent:#0969da;
@@ -40,7 +41,7 @@ th,td{border:1px solid var(--line);padding:4px 8px;text-align:left;vertical-alig
 th{background:var(--bg2);font-weight:600}tr:nth-child(even) td{background:#fbfcfd}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.good{color:var(--good);font-weight:600}td.bad{color:var(--bad);font-weight:700}
-td.warn{color:var(--warn);font-weight:600}td.muted{color:var(--muted)}
+td.warn{color:var(--warn);font-weight:600}td.muted{color:var(--muted)}h3.bad{color:var(--bad)}
 dl{display:grid;grid-template-columns:max-content auto;gap:2px 16px;margin:8px 0}
 dt{color:var(--muted)}dd{margin:0;word-break:break-all}
 pre{background:var(--bg2);border:1px solid var(--line);border-radius:6px;padding:10px;
@@ -97,6 +98,27 @@ def _summary_section(run) -> str:
     return "".join(parts) or table(run.summary)
 
 
+def _degenerate(metrics):
+    """The rows of a metrics table whose model is degenerate on its test rows (none for a run
+    that predates the column)."""
+    if metrics.empty or "degenerate_reason" not in metrics:
+        return metrics.iloc[:0]
+    return metrics[metrics["degenerate_reason"].fillna("").astype(str) != ""]
+
+
+def _degenerate_section(rows) -> str:
+    if rows.empty:
+        return ""
+    return ('<h3 class="bad">Degenerate models</h3><p class="note">These models give one class '
+            "to almost every test row, or are not better than the majority-class rule (the "
+            "training labels' majority for everyone) beyond noise: an exact one-sided sign "
+            "test on the rows where the two disagree, at level 0.05 "
+            "(<code>safeclf/trivial.py</code>). A promise they keep is kept by predicting the "
+            "same for everyone.</p>"
+            + table(rows, ["dataset", "method", "params", "seed", "test_error",
+                           "test_trivial_error", "degenerate_reason"]))
+
+
 def _promises_section(run) -> str:
     from safeclf import promise_report
 
@@ -105,7 +127,7 @@ def _promises_section(run) -> str:
     summary = promise_report.summary(run.promises)
     columns = ["dataset", "method", "params", "promise", "positive", "kind", "bound", "estimate",
                "interval", "verdicts", "n_needed", "failure_rate", "train_verdicts",
-               "statement"]
+               "degenerate", "statement"]
     note = ('<p class="note">Each promise a fitted model makes, checked on its test split: '
             "estimate and two-sided interval (Clopper–Pearson for a rate, Katz log for a "
             "ratio, Newcombe for a difference); <b>n needed</b>: for an inconclusive check, "
@@ -217,6 +239,7 @@ def render(run) -> str:
     holds = int((checked["verdict"] == "holds").sum()) if not checked.empty else 0
     met = int((run.expectations["verdict"] == "pass").sum()) if not run.expectations.empty else 0
     cards = [("jobs ok", f"{ok}/{len(run.metrics)}"), ("failed", str(failed)),
+             *([("degenerate models", str(len(degenerate)))] if len(degenerate) else []),
              ("promises holding", f"{holds}/{len(checked)}" if len(checked) else "none made"),
              ("expectations met", f"{met}/{len(run.expectations)}" if len(run.expectations)
               else "none stated"), ("seeds", str(len(m.get("seeds") or run.spec.get("seeds") or [])))]
@@ -225,6 +248,7 @@ def render(run) -> str:
     failures = run.metrics[run.metrics["status"] == "failed"] if failed else None
     unsolved = run.metrics[run.metrics["status"] == "no_solution"] \
         if not run.metrics.empty else run.metrics
+    degenerate = _degenerate(run.metrics)
     sections = [
         ("summary", "Summary", '<p class="note">Mean ± std over seeds and folds; '
          "<code>jobs</code> counts successful/all. Every job's metrics are in "
@@ -232,12 +256,13 @@ def render(run) -> str:
          + (("<h3>Failed jobs</h3>" + table(failures, ["dataset", "method", "params", "seed",
                                                        "error"])) if failures is not None else "")
          + (("<h3>No solution</h3><p class='note'>These jobs returned no model: the held-back "
-             "rows did not certify the promise. Each line names the promise, its certified "
-             "limit against the bound, the held-back rows that would certify the observed "
-             "effect (n_needed) and the next step.</p>"
+             "rows did not certify the promise (or only a degenerate rule kept it). Each line "
+             "names the promise, its certified limit against the bound, the held-back rows "
+             "that would certify the observed effect (n_needed) and the next step.</p>"
              + table(unsolved.rename(columns={"error": "reason"}),
                      ["dataset", "method", "params", "seed", "reason"]))
-            if len(unsolved) else "")),
+            if len(unsolved) else "")
+         + _degenerate_section(degenerate)),
         ("promises", "Promises", _promises_section(run)),
         *([("by_group", "By group", groups)] if (groups := _by_group_section(run)) else []),
         ("expectations", "Expectations", _expectations_section(run)),

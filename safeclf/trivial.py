@@ -201,9 +201,8 @@ NO_PATH = (f"no model: only a trivial rule is left: every decision rule gives on
            f"separate them); {ALLOW}")
 
 
-def no_solution_reason(verdict: Verdict) -> str:
+def no_solution_reason(verdict: Verdict, what: str = "the certified rule") -> str:
     """The no-solution reason when only a degenerate rule keeps the promises (``verdict``:
-    that of the best such rule)."""
-    return (f"no model: only a trivial rule keeps the promise: the certified rule "
-            f"{verdict.reason}; {ALLOW}")
+    that of the best such rule, ``what`` names it)."""
+    return f"no model: only a trivial rule keeps the promise: {what} {verdict.reason}; {ALLOW}"
 
