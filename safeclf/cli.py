@@ -276,6 +276,10 @@ def deploy(
                                                                "when the method ran on several)."),
     job: str | None = typer.Option(None, "--job", help="A job of the parameter point to use "
                                                        "(a grid); certified: the model to copy."),
+    allow_degenerate: bool = typer.Option(
+        False, "--allow-degenerate", help="Deploy a model the run flagged degenerate (one class "
+                                          "for almost everyone, or no better than the majority "
+                                          "rule), which is refused otherwise."),
 ):
     """Write the one model to deploy: an uncertified method refitted on all rows with the run's
     parameters and preprocessing; a certified one copied as the run saved it (refitting would
@@ -284,7 +288,7 @@ def deploy(
     def _deploy():
         from safeclf.deploy import deploy as write
 
-        done = write(run_dir, method, out, dataset, job)
+        done = write(run_dir, method, out, dataset, job, allow_degenerate)
         r = done.record
         how = ("refitted on all rows" + "".join(f", {k} {v}" for k, v in r["rows"].items())
                if r["refit"] else f"not refitted: {r['why']}")
@@ -294,6 +298,8 @@ def deploy(
                if done.predictable else "load it in Python with safeclf.models.load (safeclf "
                "predict reads new rows for models of csv datasets)")
         typer.echo(f"model written to {done.path}; {use}")
+        if r.get("degenerate"):
+            typer.echo(f"warning: deployed with --allow-degenerate: {r['degenerate']}")
 
     _guard(_deploy)
 

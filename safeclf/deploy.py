@@ -16,6 +16,13 @@ A run fits one model per seed on a part of the rows, to measure; a lender deploy
   the job of the lowest seed that found a solution (a choice that does not look at test
   results), or ``--job``.
 
+A model the run flagged **degenerate** (:mod:`safeclf.trivial`: it gives one class to almost
+every test row, or is not better than the majority-class rule beyond noise; metrics.csv's
+``degenerate``) is refused unless ``--allow-degenerate`` is given: for a certified method, the
+job whose model would be copied; for a refit, when at least half of the parameter point's jobs
+were flagged (the refit is the same method at the same parameters on more rows). An allowed one
+is deployed with the reason in its record.
+
 With several parameter points for the method (a grid), ``--job`` names the job whose parameters
 to use. The record holds the run folder, job, parameters, seed and the SHA-256 of the data
 file(s) the model was fitted on; a data file that changed since the run is refused (the run's
@@ -124,7 +131,7 @@ def _evidence(rows) -> dict[str, Any]:
 
 
 def deploy(run_dir: Path, method: str | None, out: Path, dataset: str | None = None,
-           job: str | None = None) -> Deployed:
+           job: str | None = None, allow_degenerate: bool = False) -> Deployed:
     """Write the model to deploy for ``method`` of ``run_dir`` into folder ``out``.
 
     Parameters
@@ -141,6 +148,8 @@ def deploy(run_dir: Path, method: str | None, out: Path, dataset: str | None = N
     job : str, optional
         A job of the parameter point to use (needed for a grid); for a certified method, the
         job whose certified model to deploy.
+    allow_degenerate : bool
+        Deploy a model the run flagged degenerate (refused otherwise).
 
     Returns
     -------
@@ -169,11 +178,46 @@ def deploy(run_dir: Path, method: str | None, out: Path, dataset: str | None = N
               "params": json.loads(rows["params"].iloc[0]),
               "data": _data_identity(manifest, dataset), "evidence": _evidence(rows)}
     if spec.methods[m].certify is not None:
-        return _copy_certified(run_dir, rows, job, Path(out), record)
+        return _copy_certified(run_dir, rows, job, Path(out), record, allow_degenerate)
+    record["degenerate"] = _degenerate(rows, None, allow_degenerate)
     return _refit(spec, d, m, rows, job, Path(out), record)
 
 
-def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record) -> Deployed:
+def _degenerate(rows, job: str | None, allow: bool) -> str | None:
+    """Why the model to deploy is degenerate by the run's evidence (None when it is not, or
+    the run predates the column): job ``job``'s flag, or (``job`` None: a refit) the flags of
+    the point's jobs with a model, at least half of them set. Raises :class:`SpecError`
+    naming the reason and the flag unless ``allow``."""
+    if "degenerate" not in rows:
+        return None
+    ok = rows[rows["status"] == "ok"]
+    flags = ok["degenerate"].fillna(0).astype(float) > 0
+    reasons = ok.get("degenerate_reason")
+    if job is not None:
+        hit = ok[(ok["job"] == job) & flags]
+        if hit.empty:
+            return None
+    elif not len(ok) or 2 * int(flags.sum()) < len(ok):
+        return None
+    else:
+        hit = ok[flags]
+    seed = int(hit["seed"].iloc[0])
+    reason = "" if reasons is None else hit["degenerate_reason"].iloc[0]
+    reason = f": {reason}" if isinstance(reason, str) and reason else ""
+    if job is not None:
+        text = f"the model of job {job} (seed {seed}) is degenerate{reason}"
+        then = "it does no better than predicting the training majority for everyone"
+    else:
+        text = (f"the method's model was degenerate on {int(flags.sum())}/{len(ok)} seeds of "
+                f"the run (seed {seed}{reason})")
+        then = "a refit on all rows is expected to be degenerate too"
+    if not allow:
+        raise SpecError(f"{text}; {then}: deploy it anyway with --allow-degenerate")
+    return text
+
+
+def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record,
+                    allow_degenerate: bool = False) -> Deployed:
     from safeclf import models
     from safeclf.run_folder import atomic_write
 
@@ -193,6 +237,7 @@ def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record) -> 
                         "model cannot be refitted (that would void its certificate): run the "
                         "spec again with save_model: true on the method")
     chosen = saved[0]
+    record["degenerate"] = _degenerate(rows, chosen, allow_degenerate)
     path, meta_path = models.model_paths(run_dir, chosen)
     meta = models.read_meta(meta_path)
     models.load(path)  # checked as predict checks it before it is copied

@@ -124,7 +124,7 @@ def degenerate_cell(g) -> str:
     if "degenerate" not in g:
         return ""
     jobs = g.drop_duplicates("job")
-    reasons = jobs["degenerate"].fillna("").astype(str)
+    reasons = jobs["degenerate"].map(lambda v: v if isinstance(v, str) else "")
     flagged = reasons[reasons != ""]
     return "" if flagged.empty else \
         f"degenerate in {len(flagged)}/{len(jobs)} jobs: {flagged.iloc[0]}"

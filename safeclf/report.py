@@ -103,7 +103,7 @@ def _degenerate(metrics):
     that predates the column)."""
     if metrics.empty or "degenerate_reason" not in metrics:
         return metrics.iloc[:0]
-    return metrics[metrics["degenerate_reason"].fillna("").astype(str) != ""]
+    return metrics[metrics["degenerate_reason"].map(lambda v: isinstance(v, str) and v != "")]
 
 
 def _degenerate_section(rows) -> str:
@@ -238,6 +238,7 @@ def render(run) -> str:
     checked = run.promises[run.promises["kind"] != "none"] if not run.promises.empty else run.promises
     holds = int((checked["verdict"] == "holds").sum()) if not checked.empty else 0
     met = int((run.expectations["verdict"] == "pass").sum()) if not run.expectations.empty else 0
+    degenerate = _degenerate(run.metrics)
     cards = [("jobs ok", f"{ok}/{len(run.metrics)}"), ("failed", str(failed)),
              *([("degenerate models", str(len(degenerate)))] if len(degenerate) else []),
              ("promises holding", f"{holds}/{len(checked)}" if len(checked) else "none made"),
@@ -248,7 +249,6 @@ def render(run) -> str:
     failures = run.metrics[run.metrics["status"] == "failed"] if failed else None
     unsolved = run.metrics[run.metrics["status"] == "no_solution"] \
         if not run.metrics.empty else run.metrics
-    degenerate = _degenerate(run.metrics)
     sections = [
         ("summary", "Summary", '<p class="note">Mean ± std over seeds and folds; '
          "<code>jobs</code> counts successful/all. Every job's metrics are in "

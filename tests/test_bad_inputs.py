@@ -246,6 +246,8 @@ CASES = [
      "    certify: {delta: 0.05}\n", [], 2,
      "methods[0].params.constraints[0]: certified training tightens rates and ratios, not a "
      "difference ('fairness_difference'); certify it post hoc"),
+    ("certify-allow-degenerate-not-a-bool", BASE + "    promises: [{rate: fpr, max: 0.1}]\n"
+     "    certify: {allow_degenerate: maybe}\n", [], 2, "methods[0].certify.allow_degenerate"),
     ("certify-training-without-hook", BASE + "    promises: [{rate: fpr, max: 0.1}]\n"
      "    certify: {how: training}\n", [], 2,
      "methods[0].certify.how: method 'svm' cannot be certified in training"),

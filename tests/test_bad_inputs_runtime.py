@@ -127,6 +127,8 @@ USAGE = [
     ("deploy-unknown-option", ["deploy", "{tmp}", "--methd", "m"], "No such option: --methd"),
     ("deploy-method-no-value", ["deploy", "{tmp}", "--method"], "'--method' requires an argument"),
     ("deploy-two-runs", ["deploy", "{tmp}", "{tmp}", "--out", "m"], "unexpected extra argument"),
+    ("deploy-allow-degenerate-with-value", ["deploy", "{tmp}", "--allow-degenerate=yes"],
+     "'--allow-degenerate' does not take a value"),
     ("predict-no-data", ["predict", "{tmp}", "--job", "j", "--out", "o.csv"], "Missing option '--data'"),
     ("predict-no-out", ["predict", "{tmp}", "--job", "j", "--data", "d.csv"], "Missing option '--out'"),
     ("predict-unknown-option", ["predict", "{tmp}", "--jobb", "j"], "No such option: --jobb"),
@@ -172,6 +174,30 @@ def test_usage_error_is_one_line(case, cli, tmp_path, monkeypatch):
     result = cli(*[a.format(spec=spec, tmp=tmp_path) for a in args])
     line = _one_error_line(result, 2, fragment)
     assert "╭" not in result.output and "Usage:" not in result.output, line
+    assert _snapshot(tmp_path) == before
+
+
+def test_deploy_refuses_a_model_the_run_flagged_degenerate(cli, tmp_path, runs):
+    """A run whose logreg jobs were flagged degenerate (metrics.csv's degenerate and
+    degenerate_reason, as a run writes them): deploy refuses in one line naming the reason and
+    --allow-degenerate, and writes nothing."""
+    run = _copy(runs["good"], tmp_path)
+    table = pd.read_csv(run / "metrics.csv")
+    flagged = table["method"] == "logreg"
+    table["degenerate"] = flagged.astype(float)
+    table["degenerate_reason"] = flagged.map(
+        {True: "predicts `setosa` for 100.0 % of the test rows", False: None})
+    import pyarrow.parquet as pq
+
+    from safeclf.run_folder import parquet_table
+
+    table.to_csv(run / "metrics.csv", index=False)
+    pq.write_table(parquet_table(table), run / "metrics.parquet")
+    before = _snapshot(tmp_path)
+    result = cli("deploy", run, "--method", "logreg", "--out", tmp_path / "model")
+    line = _one_error_line(result, 2, "the method's model was degenerate on 2/2 seeds")
+    assert "predicts `setosa` for 100.0 % of the test rows" in line
+    assert "--allow-degenerate" in line
     assert _snapshot(tmp_path) == before
 
 

@@ -98,3 +98,177 @@ def test_job_columns_are_nan_without_test_rows():
     columns, verdict = trivial.job_metrics(np.array([0, 1, 1]), np.array([0, 0]),
                                            np.array([1, 1]))
     assert columns == {"test_trivial_error": 1.0, "degenerate": 1.0} and verdict.degenerate
+
+
+# -- certification -----------------------------------------------------------------------------
+def _draw(n, seed):
+    """Two groups, 15 % positives, a feature with real signal."""
+    from group_data import two_groups
+
+    return two_groups(n, seed, rates=(0.2, 0.1))
+
+
+def _certified(items, seed, allow=False, n=2000):
+    from sklearn.linear_model import LogisticRegression
+
+    from safeclf.blas import one_blas_thread
+    from safeclf.certified import CertifiedClassifier
+
+    X, y, g = _draw(n, seed)
+    with one_blas_thread():
+        return CertifiedClassifier(LogisticRegression(), items, random_state=seed,
+                                   allow_degenerate=allow).fit(X, y, groups=g)
+
+
+@pytest.mark.parametrize("items, left_out", [
+    ([{"rate": "coverage", "min": 0.995}], True),  # only the all-positive rule can pass
+    ([{"rate": "coverage", "min": 0.5}], False),   # rules pass, each far worse than the majority
+])
+def test_a_promise_only_a_trivial_rule_keeps_is_no_solution_unless_allowed(items, left_out):
+    """Releasing (almost) everyone, or half the rows where 15 % are positive: the promise is
+    kept only by a rule no better than the majority rule. No solution, with the reason; with
+    allow_degenerate the rule is returned and is degenerate on new rows."""
+    X, y, _ = _draw(20_000, 99)
+    for seed in range(3):
+        cc = _certified(items, seed)
+        assert cc.rule_ is None
+        assert cc.no_solution_.startswith("only a trivial rule keeps the promise: ")
+        assert "allow_degenerate: true" in cc.no_solution_
+        what = "a rule left out of the test passes, but it predicts" if left_out else \
+            "the certified rule error"
+        assert what in cc.no_solution_, cc.no_solution_
+        allowed = _certified(items, seed, allow=True)
+        assert allowed.rule_ is not None
+        assert trivial.degenerate(y, y, allowed.predict(X)).degenerate
+
+
+def test_a_promise_a_useful_rule_keeps_still_has_a_solution():
+    """The same data with a promise the scores can meet (FPR ≤ 0.1): a rule is returned and it
+    is better than the majority rule on new rows."""
+    X, y, _ = _draw(20_000, 99)
+    for seed in range(3):
+        cc = _certified([{"rate": "fpr", "max": 0.1}], seed)
+        assert cc.rule_ is not None, cc.no_solution_
+        assert not trivial.degenerate(y, y, cc.predict(X)).degenerate
+        assert "is below the majority rule's" in cc.certificate_["trivial"]
+
+
+def test_constant_scores_leave_no_rule_to_test():
+    from safeclf.certified import Part, search
+    from safeclf.promises import Promise, Quantity
+
+    rng = np.random.default_rng(5)
+    y = rng.random(600) < 0.3
+    part = Part(np.zeros(600), y)
+    p = Promise("cov", "coverage", Quantity("rate", "predicted_positive"), ">=", 0.5,
+                "declared", "test")
+    rule, record = search([p], part.take(np.arange(400)), part.take(np.arange(400, 600)), 0.05)
+    assert rule is None and record["reason"] == trivial.NO_PATH
+    rule, _ = search([p], part.take(np.arange(400)), part.take(np.arange(400, 600)), 0.05,
+                     allow_degenerate=True)
+    assert rule is not None and trivial.one_class(rule.positive(part))
+
+
+# -- the runner, the tables and deploy ---------------------------------------------------------
+SPEC = """
+name: trivial
+seeds: 2
+save_models: true
+datasets:
+  - dataset: csv
+    params: {{path: {data}, target: y, group: sex, privileged: M}}
+    preprocess: standardize
+methods:
+  - method: logreg
+    name: released
+    promises: [{{rate: coverage, min: 0.5}}]
+    certify: {{delta: 0.05{allow}}}
+  - method: ramp
+    name: ramp_released
+    params: {{constraints: [{{rate: coverage, min: 0.5}}], lam: 0.01, max_mm_iter: 5}}
+    certify: {{delta: 0.05{allow}}}
+  - method: logreg
+    name: plain
+metrics: [error, positive_rate]
+"""
+
+
+def _run(tmp_path, cli, allow: bool):
+    import pandas as pd
+
+    X, y, g = _draw(1500, 7)
+    data = tmp_path / "data.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "sex": g, "y": y}).to_csv(
+        data, index=False)
+    spec = tmp_path / f"spec_{allow}.yaml"
+    spec.write_text(SPEC.format(data=data, allow=", allow_degenerate: true" if allow else ""))
+    out = tmp_path / f"runs_{allow}"
+    ran = cli("run", spec, "--out", out, "-j", "1")
+    assert ran.exit_code == 0, ran.output
+    (run,) = out.iterdir()
+    return run, ran.stdout
+
+
+def test_a_run_ends_in_no_solution_rather_than_a_trivial_model(tmp_path, cli):
+    """Releasing half the rows where 15 % are positive: both certification routes (post hoc
+    around logreg, in training for ramp) end in no_solution with the reason; every job has
+    test_trivial_error, degenerate is nan without a model and 0 for plain logreg."""
+    import pandas as pd
+
+    run, _ = _run(tmp_path, cli, allow=False)
+    table = pd.read_csv(run / "metrics.csv")
+    assert {"test_trivial_error", "degenerate", "degenerate_reason"} <= set(table.columns)
+    assert table.test_trivial_error.between(0.1, 0.2).all()
+    certified = table[table.method != "plain"]
+    assert (certified.status == "no_solution").all(), certified[["method", "error"]]
+    trivial_reason = certified.error.str.startswith("only a trivial rule keeps the promise")
+    assert trivial_reason[certified.method == "released"].all()
+    # in training, a tightened candidate may also fail the safety test itself
+    assert trivial_reason[certified.method == "ramp_released"].any()
+    assert (trivial_reason | certified.error.str.startswith("safety test failed")).all()
+    assert certified.degenerate.isna().all()
+    plain = table[table.method == "plain"]
+    assert (plain.degenerate == 0).all() and plain.degenerate_reason.isna().all()
+    promises = pd.read_csv(run / "promises.csv")
+    released = promises[promises.method == "released"]
+    assert released.note.str.contains("only a trivial rule keeps the promise").all()
+
+
+def test_an_allowed_degenerate_model_is_flagged_everywhere_and_deploy_refuses_it(tmp_path,
+                                                                                 cli):
+    import json
+
+    import pandas as pd
+
+    run, stdout = _run(tmp_path, cli, allow=True)
+    table = pd.read_csv(run / "metrics.csv")
+    released = table[table.method == "released"]
+    assert (released.status == "ok").all() and (released.degenerate == 1).all()
+    assert released.degenerate_reason.str.contains("not below the majority rule's").all()
+    assert (table.loc[table.method == "plain", "degenerate"] == 0).all()
+    ramp = table[(table.method == "ramp_released") & (table.status == "ok")]
+    assert len(ramp) and (ramp.degenerate == 1).all()
+    assert "job(s) with a degenerate model" in stdout and "released" in stdout
+    promises = pd.read_csv(run / "promises.csv")
+    rel = promises[promises.method == "released"]
+    assert rel.degenerate.str.contains("not below the majority rule's").all()
+    assert "degenerate in 2/2 jobs" in (run / "promises.md").read_text()
+    html = (run / "report.html").read_text()
+    assert "Degenerate models" in html and "degenerate in 2/2 jobs" in html
+    # deploy: refused in one line naming the flag, nothing written; allowed with the flag
+    refused = cli("deploy", run, "--method", "released", "--out", tmp_path / "model")
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+    lines = [ln for ln in refused.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "is degenerate" in lines[0] and "--allow-degenerate" in lines[0]
+    assert not (tmp_path / "model").exists()
+    done = cli("deploy", run, "--method", "released", "--out", tmp_path / "model",
+               "--allow-degenerate")
+    assert done.exit_code == 0, done.output
+    assert "warning: deployed with --allow-degenerate" in done.stdout
+    meta = json.loads((tmp_path / "model" / "model.json").read_text())
+    assert "is degenerate" in meta["deployment"]["degenerate"]
+    # a model that is not degenerate deploys as before
+    plain = cli("deploy", run, "--method", "plain", "--out", tmp_path / "plain")
+    assert plain.exit_code == 0, plain.output
+    assert json.loads((tmp_path / "plain" / "model.json").read_text())[
+        "deployment"]["degenerate"] is None
