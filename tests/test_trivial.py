@@ -272,3 +272,79 @@ def test_an_allowed_degenerate_model_is_flagged_everywhere_and_deploy_refuses_it
     assert plain.exit_code == 0, plain.output
     assert json.loads((tmp_path / "plain" / "model.json").read_text())[
         "deployment"]["degenerate"] is None
+
+
+# -- a utility promise certified jointly with a fairness promise -------------------------------
+JOINT = [{"rate": "fairness_ratio", "min": 0.8, "privileged": "a"}, {"rate": "error", "max": 0.3}]
+
+
+def test_an_error_promise_is_certified_jointly_with_the_fairness_promise():
+    """Three groups (test_certified's population): {rate: error, max: 0.3} beside the ratio
+    promise; every returned rule keeps the error bound and both group ratios on a 100,000-row
+    sample of the population in all but δ of draws (within the 99.9 % binomial quantile), and
+    the certificate states the three promises at δ."""
+    from sklearn.linear_model import LogisticRegression
+    from test_certified import draw
+
+    from safeclf.blas import one_blas_thread
+    from safeclf.certified import CertifiedClassifier
+    from safeclf.promises import rate_value
+
+    Xp, yp, gp = draw(100_000, np.random.default_rng(12345))
+    delta, trials, solved, failures = 0.1, 20, 0, 0
+    for seed in range(trials):
+        X, y, g = draw(2000, np.random.default_rng(seed))
+        with one_blas_thread():
+            cc = CertifiedClassifier(LogisticRegression(), JOINT, delta=delta,
+                                     random_state=seed).fit(X, y, groups=g)
+        if cc.rule_ is None:
+            continue
+        solved += 1
+        names = {p.name: p for p in cc.promises_}
+        assert set(names) == {"declared_fairness_ratio_b", "declared_fairness_ratio_c",
+                              "declared_error"}
+        assert {p.kind for p in cc.promises_} == {"high_confidence"}
+        assert set(cc.certificate_["p_values"]) == set(names)
+        assert max(cc.certificate_["p_values"].values()) <= delta
+        pred = cc.predict(Xp) == 1
+        kept = [(v <= p.bound) if p.sense == "<=" else (v >= p.bound)
+                for p in cc.promises_ for v in [rate_value(p.quantity, yp == 1, pred,
+                                                           {"groups": gp})]]
+        failures += not all(kept)
+    assert solved >= trials // 4  # measured 10/20 (the bound binds: population errors 0.23-0.27)
+    assert failures <= binom.ppf(0.999, trials, delta)
+
+
+def test_the_runner_certifies_a_declared_error_promise_beside_a_fairness_one(tmp_path, cli):
+    import pandas as pd
+
+    from group_data import two_groups
+
+    X, y, g = two_groups(2000, 11)  # 37.5 % positives
+    data = tmp_path / "data.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "sex": g, "y": y}).to_csv(
+        data, index=False)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"""
+name: joint
+seeds: 2
+datasets:
+  - dataset: csv
+    params: {{path: {data}, target: y, group: sex, privileged: M, group_as_feature: true}}
+    preprocess: standardize
+methods:
+  - method: logreg
+    promises: [{{rate: fairness_ratio, min: 0.8}}, {{rate: error, max: 0.3}}]
+    certify: {{delta: 0.05}}
+metrics: [error, fairness_ratio]
+""")
+    ran = cli("run", spec, "--out", tmp_path / "runs", "-j", "1")
+    assert ran.exit_code == 0, ran.output
+    (run,) = (tmp_path / "runs").iterdir()
+    table = pd.read_csv(run / "metrics.csv")
+    assert (table.status == "ok").all(), table.error
+    assert (table.test_error <= 0.3).all() and (table.degenerate == 0).all()
+    promises = pd.read_csv(run / "promises.csv")
+    assert sorted(set(promises.promise)) == ["declared_error", "declared_fairness_ratio"]
+    assert set(promises.kind) == {"high_confidence"}
+    assert promises.note.str.contains("all 2 promises hold jointly").all()
