@@ -101,8 +101,16 @@ def test_every_run_folder_gets_a_report_with_its_sections(run):
     assert groups[0][:6] == ["dataset", "method", "params", "column", "group", "metric"]
     assert {r[4] for r in groups[1:]} >= {"Female", "Male", "Female vs Male"}
     # summary: one table per method family, one row per (dataset, method, params) + header
-    assert len(by_section["summary"]) == 2
-    assert all(rows[0][:4] == ["dataset", "method", "params", "jobs"] for rows in by_section["summary"])
+    families = [rows for rows in by_section["summary"]
+                if rows[0][:4] == ["dataset", "method", "params", "jobs"]]
+    assert len(families) == 2
+    # then the degenerate models (safeclf.trivial), one row per job flagged in metrics.csv
+    flagged = int(run.metrics["degenerate"].sum())
+    others = [rows for rows in by_section["summary"] if rows not in families]
+    assert len(others) == (1 if flagged else 0)
+    if flagged:
+        assert others[0][0][-1] == "degenerate_reason" and len(others[0]) == flagged + 1
+        assert f"{flagged} degenerate models" in page.text
     # promises: ramp's fairness promise with its bound and verdicts; the per-job table gives
     # every job's interval; logreg is named as making none
     header, *rows = by_section["promises"][0]
