@@ -337,25 +337,22 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     else:
         passed = [i for i, ok in zip(tested, ltt.holm(joint, delta)) if ok]
     record["certified_rules"] = len(passed)
-    # safeclf.trivial: rules left out of the path only explain a no solution, never returned
+    # safeclf.trivial: the degenerate verdict on all training rows
     y_train = np.concatenate([cand.y_pos, safe.y_pos])
 
     def judge(i):
         pred = np.concatenate([rules[i].positive(part) for part in (cand, safe)])
         return trivial.degenerate(y_train, y_train, pred, rows="the training rows")
 
-    left_out = sorted(set(range(len(rules))) - set(usable))
-    if not passed and left_out:
-        would = np.flatnonzero(held_back_p_values(left_out).max(axis=0) <= level)
-        if would.size:
-            record["reason"] = trivial.no_solution_reason(judge(left_out[would[0]]),
-                                                          "the rules tested fail; a rule left "
-                                                          "out of the test passes, but it")
-            return None, record
     if not passed:
         record.update(_no_rule_passes(promises, rules[tested[0]], safe, sizes_safe, pv[:, 0],
                                       level, bnd, delta, cand.score.size,
                                       record["pass_probability"]))
+        left_out = sorted(set(range(len(rules))) - set(usable))  # safeclf.trivial
+        would = np.flatnonzero(held_back_p_values(left_out).max(axis=0) <= level) \
+            if left_out else []
+        if len(would):  # an explanation only: a rule left out is never returned
+            record["reason"] += trivial.left_out_note(judge(left_out[would[0]]))
         return None, record
     def training_errors(i):  # on all training rows
         return sum(int(np.sum(rules[i].positive(part) != part.y_pos)) for part in (cand, safe))
@@ -364,7 +361,7 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     ranked = sorted(passed, key=training_errors)
     best, why = (ranked[0], None) if allow_degenerate else trivial.first_useful(ranked, judge)
     if best is None:
-        record["reason"] = trivial.no_solution_reason(why)
+        record.update(reason=trivial.no_solution_reason(why), degenerate_only=True)
         return None, record
     record["trivial"] = judge(best).reason
     at = tested.index(best)
@@ -409,7 +406,8 @@ def certified_promises(promises: list[Promise], delta: float, record: dict) -> l
         return [replace(p, kind="high_confidence", delta=delta,
                         statement=p.statement.replace("(training data)", "").strip()
                         + " (population): not certified, no model returned",
-                        note="no rule passed the test: nothing is promised")
+                        note=trivial.NOTHING_PROMISED if record.get("degenerate_only") else
+                        "no rule passed the test: nothing is promised")
                 for p in promises]
     how = (f"certified post hoc by Learn-then-Test ({record['test'].replace('_', '-')} testing, "
            f"{record['bound']} p-values) on {record['n_safety']} held-back training rows")

@@ -201,8 +201,16 @@ NO_PATH = (f"no model: only a trivial rule is left: every decision rule gives on
            f"separate them); {ALLOW}")
 
 
-def no_solution_reason(verdict: Verdict, what: str = "the certified rule") -> str:
-    """The no-solution reason when only a degenerate rule keeps the promises (``verdict``:
-    that of the best such rule, ``what`` names it)."""
-    return f"no model: only a trivial rule keeps the promise: {what} {verdict.reason}; {ALLOW}"
+def no_solution_reason(verdict: Verdict) -> str:
+    """The no-solution reason when only degenerate rules were certified (``verdict``: that of
+    the best of them)."""
+    return (f"no model: only a trivial rule keeps the promise: the certified rule "
+            f"{verdict.reason}; {ALLOW}")
+
+
+def left_out_note(verdict: Verdict) -> str:
+    """What a post-hoc no-solution reason adds when a rule left out of the path as one-class
+    would have passed the test (``verdict``: that rule's)."""
+    return (f"; only a trivial rule, left out of the test, would keep the promise: it "
+            f"{verdict.reason} ({ALLOW})")
 

@@ -104,17 +104,26 @@ def test_every_scoring_method_is_covered():
 @pytest.mark.parametrize("kind", list(PROMISES))
 def test_fast_methods_keep_the_promise_in_all_but_delta_of_draws(kind, population):
     """Many draws, the fast methods in turn: failures beyond the 99.9 % binomial quantile at δ
-    would be a defect; most draws certify a rule, and not by predicting nothing."""
+    would be a defect; most draws certify a rule, and not by predicting nothing. A draw whose
+    certified rules are all degenerate on the training rows (safeclf.trivial) ends in no
+    solution by design: it counts as certified, and no returned rule is degenerate on the
+    population (group_rate, seeds 1000-1029: 19 returned, 3 refused as degenerate)."""
+    from safeclf import trivial
+
     trials, failures, solved, values = (20 if kind == "ratio" else 30), 0, 0, []
+    refused = 0
     X, y_pos, rows = population
     for seed in range(trials):
         out = _fit(FAST[seed % len(FAST)], PROMISES[kind], 1000 + seed)
         if not out.passed:
+            refused += bool(out.record.get("degenerate_only"))
             continue
         solved += 1
         failures += not _kept(out, population)
-        values.append(np.mean(out.estimator.predict(X) == out.estimator.classes_[-1]))
-    assert solved >= 0.7 * trials
+        pred = out.estimator.predict(X) == out.estimator.classes_[-1]
+        values.append(np.mean(pred))
+        assert not trivial.degenerate(y_pos, y_pos, pred).degenerate
+    assert solved + refused >= 0.7 * trials
     assert failures <= binom.ppf(0.999, trials, DELTA)
     assert np.median(values) > 0.05  # certified rules predict positives (not "nothing")
 
