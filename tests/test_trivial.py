@@ -323,7 +323,6 @@ def test_an_error_promise_is_certified_jointly_with_the_fairness_promise():
 
 def test_the_runner_certifies_a_declared_error_promise_beside_a_fairness_one(tmp_path, cli):
     import pandas as pd
-
     from group_data import two_groups
 
     X, y, g = two_groups(2000, 11)  # 37.5 % positives
