@@ -246,7 +246,7 @@ def _predicted_p_values(promises, counts, sizes, bnd) -> np.ndarray:
         rate = np.divide(k, n, out=np.zeros_like(k), where=n > 0)
         rate2 = np.divide(k2, n2, out=np.zeros_like(k2), where=n2 > 0)
         pv = ltt.p_values(p, np.round(rate * s.n), s.n, np.round(rate2 * (s.n2 or 0)),
-                          s.n2 or 0, bnd)
+                          s.n2 or 0, bnd, predict=True)
         joint = np.maximum(joint, pv)
     return joint
 
@@ -262,7 +262,7 @@ def pass_probability(promises, rates, sizes, delta: float, bnd, draws: int = 200
     for p, (r, r2), s in zip(promises, rates, sizes, strict=True):
         k = rng.binomial(s.n, min(max(r, 0.0), 1.0), draws) if s.n else np.zeros(draws)
         k2 = rng.binomial(s.n2, min(max(r2, 0.0), 1.0), draws) if s.n2 else np.zeros(draws)
-        passed &= ltt.rejects(p, k, s.n, k2, s.n2 or 0, delta, bnd)
+        passed &= ltt.rejects(p, k, s.n, k2, s.n2 or 0, delta, bnd, predict=True)
     return float(np.mean(passed))
 
 
@@ -316,7 +316,8 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
 
     def held_back_p_values(idx):  # (promises, rules) p-values on the held-back rows
         k = _counts(promises, safe, [rules[i] for i in idx])
-        return np.array([ltt.p_values(p, kk, s.n, kk2, s.n2 or 0, bnd)
+        alpha = delta if test == "fixed_sequence" else None  # refined as far as p ≤ δ needs
+        return np.array([ltt.p_values(p, kk, s.n, kk2, s.n2 or 0, bnd, alpha=alpha)
                          for p, (kk, _, kk2, _), s in zip(promises, k, sizes_safe)])
 
     # every rule of the path at once; fixed-sequence testing reads them in order and stops at
