@@ -200,9 +200,16 @@ def _rho_range(promises, entry: str, kappa: float) -> tuple[float, float]:
     """(largest, smallest) level ρ of the per-group rules: from :data:`RHO_CAP` (or 1/κ) down
     to κ; where a promise also bounds the ratio from above (a band, s_p(A) ≤ u·s_p(B)), from
     min(u, cap) down to max(κ, 1/u), since a lagging group set to ρ times the top group's rate
-    makes the ratio ρ or 1/ρ, whichever group lags."""
-    uppers = [p.bound for p in promises if p.quantity.kind == "ratio" and p.sense == "<="
-              and p.quantity.groups == entry and p.quantity.event == "predicted_positive"]
+    makes the ratio ρ or 1/ρ, whichever group lags (a pair held ≥ κ in both orders,
+    ``compare: worst_pair``, is such a band with u = 1/κ)."""
+    ratios = [p for p in promises if p.quantity.kind == "ratio" and p.quantity.groups == entry
+              and p.quantity.event == "predicted_positive"]
+    uppers = [p.bound for p in ratios if p.sense == "<="]
+    # a pair held from below in both orders (compare: worst_pair) is a band on each order:
+    # s_p(A) ≥ κ s_p(B) and s_p(B) ≥ κ s_p(A) bound the ratio A/B by 1/κ from above
+    pairs = {(p.quantity.protected, p.quantity.privileged): p.bound for p in ratios
+             if p.sense == ">=" and p.quantity.protected is not None}
+    uppers += [1.0 / b for (a, c), b in pairs.items() if (c, a) in pairs and b > 0]
     if not uppers:
         return max(RHO_CAP, 1.0 / kappa), kappa
     u = min(uppers)
