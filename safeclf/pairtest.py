@@ -132,6 +132,7 @@ def p_values(ka, na: int, kb, nb: int, kappa: float, c: float = 0.0,
     ka, kb = np.broadcast_arrays(np.asarray(ka, dtype=float), np.asarray(kb, dtype=float))
     if not na or not nb or not np.isfinite(kappa):
         return np.ones(ka.shape)
+    kappa = max(float(kappa), 1e-12)  # a larger null than κ = 0's: still valid
     pairs, inv = np.unique(np.c_[ka.ravel(), kb.ravel()], axis=0, return_inverse=True)
     return _p_unique(pairs[:, 0], na, pairs[:, 1], nb, float(kappa), float(c),
                      gamma, alpha)[inv.ravel()].reshape(ka.shape)

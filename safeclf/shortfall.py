@@ -75,7 +75,7 @@ def _inverted_limit(p: Promise, ev: Evidence, alpha: float, bound: Bound,
     estimate when it certifies, the weakest possible bound when not)."""
     ratio, up = p.quantity.kind == "ratio", p.sense == "<="
     est = estimate(p, ev)
-    weakest = (1e6 if up else 0.0) if ratio else (1.0 if up else -1.0)
+    weakest = (1e6 if up else 1e-6) if ratio else (1.0 if up else -1.0)
     if _pair_certifies(p, ev, p.bound, alpha, bound):
         ok, bad = p.bound, est if np.isfinite(est) else (0.0 if up else 1e6)
         if _pair_certifies(p, ev, bad, alpha, bound):

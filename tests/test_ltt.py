@@ -133,3 +133,29 @@ def test_the_envelope_bounds_the_tail_on_the_null_segment():
     assert np.allclose(t[0, ::100], exact, atol=1e-9)  # the tail is the binomial sum
     assert p >= t.max() - 1e-12
     assert p <= t.max() * (1 + 2 * pairtest.RTOL) + 1e-9  # and close to the sup
+
+
+@pytest.mark.parametrize("kind,sense,b", COMPARISONS)
+def test_shortfall_limit_inverts_the_test_used(kind, sense, b):
+    """A no-solution's certified limit is on the promised side of the bound exactly when the
+    exact test certifies the promise, and the test certifies at that limit."""
+    from safeclf import shortfall
+    from safeclf.promises import Evidence, Promise, Quantity
+
+    q = Quantity(kind=kind, event="predicted_positive", groups="groups", privileged="M")
+    p = Promise(name="x", quantity=q, sense=sense, bound=b, kind="declared", statement="x",
+                source="test")
+    rng = np.random.default_rng(7)
+    seen = set()
+    for _ in range(12):
+        k, k2 = int(rng.integers(10, 70)), int(rng.integers(20, 120))
+        ev = Evidence(k, 80, k2, 150)
+        limit = shortfall.certified_limit(p, ev, 0.05, CP)
+        certified = bool(ltt.pair_p_values(kind, k, 80, k2, 150, sense, b, CP, alpha=0.05)
+                         <= 0.05)
+        kept = limit >= b if sense == ">=" else limit <= b
+        assert kept == certified, (k, k2, limit)
+        seen.add(certified)
+        if 1e-5 < abs(limit) < 1e5:
+            assert ltt.pair_p_values(kind, k, 80, k2, 150, sense, limit, CP, alpha=0.05) <= 0.05
+    assert seen == {True, False}
