@@ -130,6 +130,140 @@ def seldonian_fair(task, seed, iters):
     return proba >= 0.5
 
 
+def three_groups(n: int, seed: int, shares=(0.55, 0.3, 0.15), rates=(0.45, 0.3, 0.35)):
+    """(X, y, groups) of a three-group population of unequal sizes and base rates: four
+    standard normal features (the first two shifted by the label) and the group one-hot
+    (so a per-group rule can read it back)."""
+    rng = np.random.default_rng(seed)
+    names = np.array(["a", "b", "c"])
+    g = rng.choice(names, size=n, p=np.asarray(shares))
+    y = rng.random(n) < np.select([g == v for v in names], rates)
+    X = np.c_[rng.normal(size=(n, 4)) + np.outer(2 * y - 1, [0.9, 0.6, 0, 0]),
+              (g[:, None] == names).astype(float)]
+    return X, y.astype(int), g
+
+
+def _pair_ratios(pred, g) -> list[float]:
+    """Each pair's ratio of positive-prediction rates, smaller over larger side both ways."""
+    names = np.unique(g)
+    rates = {a: pred[g == a].mean() for a in names}
+    return [rates[a] / max(rates[b], 1e-12) for a in names for b in names if a != b]
+
+
+def band_safeclf(X, y, g, Xt, seed, kappa, groups3=False):
+    """safeclf's post-hoc certified logistic regression under the band promise
+    κ ≤ s_p(A)/s_p(B) ≤ 1/κ (three groups: every ordered pair ≥ κ, ``compare: worst_pair``)."""
+    from sklearn.linear_model import LogisticRegression
+
+    from safeclf.certified import CertifiedClassifier
+
+    item = ({"rate": "fairness_ratio", "min": kappa, "compare": "worst_pair"} if groups3
+            else {"rate": "fairness_ratio", "min": kappa, "max": 1 / kappa})
+    cc = CertifiedClassifier(LogisticRegression(max_iter=1000), [item], delta=DELTA,
+                             fraction=FRACTION, random_state=seed).fit(X, y, groups=g)
+    return None if cc.rule_ is None else cc.predict(Xt).astype(bool)
+
+
+def band_seldonian(X, y, g, Xt, seed, kappa, iters):
+    """The engine's logistic regression under its symmetric constraint
+    min(PR|A / PR|B, PR|B / PR|A) ≥ κ, one per pair of groups at δ / pairs each."""
+    from seldonian.dataset import SupervisedDataSet, SupervisedMetaData
+    from seldonian.models import objectives
+    from seldonian.models.models import BinaryLogisticRegressionModel
+    from seldonian.parse_tree.parse_tree import make_parse_trees_from_constraints
+    from seldonian.seldonian_algorithm import SeldonianAlgorithm
+    from seldonian.spec import SupervisedSpec
+    from seldonian.utils.stats_utils import default_supervised_initial_solution_fn
+
+    names = [str(a) for a in np.unique(g)]
+    cols = [f"g{i}" for i in range(len(names))]
+    sens = (np.asarray(g).astype(str)[:, None] == np.array(names)).astype(int)
+    feats = [f"x{i}" for i in range(X.shape[1])]
+    meta = SupervisedMetaData("classification", feats + cols + ["y"], feats, ["y"], cols)
+    data = SupervisedDataSet(np.asarray(X, float), np.asarray(y).astype(int), sens, len(y), meta)
+    pairs = [(a, b) for i, a in enumerate(cols) for b in cols[i + 1:]]
+    trees = make_parse_trees_from_constraints(
+        [f"min((PR | [{a}])/(PR | [{b}]),(PR | [{b}])/(PR | [{a}])) >= {kappa}"
+         for a, b in pairs], [DELTA / len(pairs)] * len(pairs),
+        sub_regime="classification", columns=cols)
+    np.random.seed(seed)
+    spec = SupervisedSpec(
+        dataset=data, model=BinaryLogisticRegressionModel(), parse_trees=trees,
+        sub_regime="classification", frac_data_in_safety=0.6,
+        primary_objective=objectives.binary_logistic_loss,
+        initial_solution_fn=default_supervised_initial_solution_fn,
+        optimization_hyperparams={"lambda_init": 1.0, "alpha_theta": 0.01, "alpha_lamb": 0.01,
+                                  "beta_velocity": 0.9, "beta_rmsprop": 0.95,
+                                  "use_batches": False, "num_iters": iters,
+                                  "gradient_library": "autograd", "hyper_search": None,
+                                  "verbose": False})
+    passed, theta = SeldonianAlgorithm(spec).run()
+    if not passed:
+        return None
+    return BinaryLogisticRegressionModel().predict(theta, np.asarray(Xt, float)) >= 0.5
+
+
+def band_comparison(populations, seeds: int, iters: int) -> bool:
+    """The two-sided comparison (issue 32): per population and κ, safeclf's band against the
+    engine's symmetric constraint; failure on either side (a pair's test ratio below κ or
+    above 1/κ), solutions, test error, and the share of degenerate solutions (≥ 99 % of test
+    rows in one class) apart."""
+    from safeclf.blas import one_blas_thread
+
+    print("\n| population | κ | train rows | method | fail < κ | fail > 1/κ | solution | "
+          "test error | degenerate |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    met = True
+    for label, size, kappa, draw in populations:
+        runs = {"safeclf band, post hoc": [], "Seldonian engine": []}
+        for seed in range(seeds):
+            X, y, g, Xt, yt, gt = draw(seed)
+            for name, out in runs.items():
+                with one_blas_thread(), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    pred = (band_safeclf(X, y, g, Xt, seed, kappa, len(np.unique(g)) > 2)
+                            if name.startswith("safeclf") else
+                            band_seldonian(X, y, g, Xt, seed, kappa, iters))
+                if pred is None:
+                    out.append(None)
+                    continue
+                r = _pair_ratios(pred, gt)
+                out.append((float(np.mean(pred != yt)), min(r) < kappa, max(r) > 1 / kappa,
+                            max(pred.mean(), 1 - pred.mean()) >= 0.99))
+        summary = {}
+        for name, out in runs.items():
+            ok = [o for o in out if o is not None]
+            lo, hi = sum(o[1] for o in ok), sum(o[2] for o in ok)
+            err = float(np.mean([o[0] for o in ok])) if ok else float("inf")
+            print(f"| {label} | {kappa} | {size} | {name} | {lo}/{seeds} | {hi}/{seeds} | "
+                  f"{len(ok)}/{seeds} | {err:.4f} | {sum(o[3] for o in ok)}/{max(len(ok), 1)} |")
+            summary[name] = (max(lo, hi) / seeds, len(ok) / seeds, err)
+        tag = f"band κ {kappa} vs the Seldonian engine ({label})"
+        f_lo = sum(o is not None and o[1] for o in runs["safeclf band, post hoc"]) / seeds
+        met &= figure(f"{tag}, {size} rows: safeclf failure rate below κ", f_lo, DELTA, "<=")
+        met &= _versus(tag, size, summary["safeclf band, post hoc"], summary["Seldonian engine"])
+    return met
+
+
+def _adult_draw(size):
+    def draw(seed):
+        task = _task(size, seed)
+        cls = np.unique(task.train.y)[-1]
+        return (np.asarray(task.train.X, float), np.asarray(task.train.y) == cls,
+                np.asarray(task.train.rows["groups"]).astype(str),
+                np.asarray(task.test.X, float), np.asarray(task.test.y) == cls,
+                np.asarray(task.test.rows["groups"]).astype(str))
+    return draw
+
+
+def _three_draw(size, test_rows=50_000):
+    def draw(seed):
+        X, y, g = three_groups(size, 1000 + seed)
+        Xt, yt, gt = three_groups(test_rows, 5000 + seed)
+        return X, y.astype(bool), g, Xt, yt.astype(bool), gt
+    return draw
+
+
 def fpr_pair(task, seed):
     """(safeclf, MAPIE) test predictions controlling FPR <= ε, or None for no solution."""
     from mapie.risk_control import BinaryClassificationController
@@ -197,7 +331,15 @@ def main(argv=None) -> int:
     ap.add_argument("--iters", type=int, default=1000,
                     help="Seldonian gradient steps (its credit tutorial: 1000; 300 found no solution)")
     ap.add_argument("--no-ramp", action="store_true", help="leave certified ramp out")
+    ap.add_argument("--band-sizes", type=int, nargs="*", default=[5000],
+                    help="Adult training rows of the two-sided comparison (none: skip it)")
+    ap.add_argument("--band-kappas", type=float, nargs="+", default=[0.8, 0.9])
+    ap.add_argument("--three-size", type=int, default=3000,
+                    help="training rows of the three-group population (0: skip it)")
+    ap.add_argument("--only-band", action="store_true", help="the two-sided comparison alone")
     args = ap.parse_args(argv)
+    if args.only_band:
+        args.sizes = []
     from safeclf.blas import one_blas_thread
 
     print("| method | train rows | failure | solution | test error | fit time / safeclf |")
@@ -246,6 +388,12 @@ def main(argv=None) -> int:
         met &= _versus("FPR vs MAPIE", size,
                        _summary(fpr["safeclf, FPR post hoc"], lambda r: r[1] > EPS),
                        _summary(fpr["MAPIE BinaryClassificationController"], lambda r: r[1] > EPS))
+    pops = [("Adult", n, k, _adult_draw(n)) for n in args.band_sizes for k in args.band_kappas]
+    if args.three_size:
+        pops += [("three groups", args.three_size, k, _three_draw(args.three_size))
+                 for k in args.band_kappas]
+    if pops:
+        met &= band_comparison(pops, args.seeds, args.iters)
     print(f"\nfairness: failure = test ratio s_p(Female)/s_p(Male) < κ = {KAPPA}; FPR: failure ="
           f" test FPR > ε = {EPS}; δ = {DELTA}. Seldonian: its t-test bound is approximate and "
           "its constraint is on the symmetric ratio of mean probabilities during training, so "

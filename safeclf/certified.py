@@ -204,9 +204,16 @@ def _rho_range(promises, entry: str, kappa: float) -> tuple[float, float]:
     """(largest, smallest) level ρ of the per-group rules: from :data:`RHO_CAP` (or 1/κ) down
     to κ; where a promise also bounds the ratio from above (a band, s_p(A) ≤ u·s_p(B)), from
     min(u, cap) down to max(κ, 1/u), since a lagging group set to ρ times the top group's rate
-    makes the ratio ρ or 1/ρ, whichever group lags."""
-    uppers = [p.bound for p in promises if p.quantity.kind == "ratio" and p.sense == "<="
-              and p.quantity.groups == entry and p.quantity.event == "predicted_positive"]
+    makes the ratio ρ or 1/ρ, whichever group lags (a pair held ≥ κ in both orders,
+    ``compare: worst_pair``, is such a band with u = 1/κ)."""
+    ratios = [p for p in promises if p.quantity.kind == "ratio" and p.quantity.groups == entry
+              and p.quantity.event == "predicted_positive"]
+    uppers = [p.bound for p in ratios if p.sense == "<="]
+    # a pair held from below in both orders (compare: worst_pair) is a band on each order:
+    # s_p(A) ≥ κ s_p(B) and s_p(B) ≥ κ s_p(A) bound the ratio A/B by 1/κ from above
+    pairs = {(p.quantity.protected, p.quantity.privileged): p.bound for p in ratios
+             if p.sense == ">=" and p.quantity.protected is not None}
+    uppers += [1.0 / b for (a, c), b in pairs.items() if (c, a) in pairs and b > 0]
     if not uppers:
         return max(RHO_CAP, 1.0 / kappa), kappa
     u = min(uppers)
@@ -250,7 +257,7 @@ def _predicted_p_values(promises, counts, sizes, bnd) -> np.ndarray:
         rate = np.divide(k, n, out=np.zeros_like(k), where=n > 0)
         rate2 = np.divide(k2, n2, out=np.zeros_like(k2), where=n2 > 0)
         pv = ltt.p_values(p, np.round(rate * s.n), s.n, np.round(rate2 * (s.n2 or 0)),
-                          s.n2 or 0, bnd)
+                          s.n2 or 0, bnd, predict=True)
         joint = np.maximum(joint, pv)
     return joint
 
@@ -266,7 +273,7 @@ def pass_probability(promises, rates, sizes, delta: float, bnd, draws: int = 200
     for p, (r, r2), s in zip(promises, rates, sizes, strict=True):
         k = rng.binomial(s.n, min(max(r, 0.0), 1.0), draws) if s.n else np.zeros(draws)
         k2 = rng.binomial(s.n2, min(max(r2, 0.0), 1.0), draws) if s.n2 else np.zeros(draws)
-        passed &= ltt.rejects(p, k, s.n, k2, s.n2 or 0, delta, bnd)
+        passed &= ltt.rejects(p, k, s.n, k2, s.n2 or 0, delta, bnd, predict=True)
     return float(np.mean(passed))
 
 
@@ -325,7 +332,8 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
 
     def held_back_p_values(idx):  # (promises, rules) p-values on the held-back rows
         k = _counts(promises, safe, [rules[i] for i in idx])
-        return np.array([ltt.p_values(p, kk, s.n, kk2, s.n2 or 0, bnd)
+        alpha = delta if test == "fixed_sequence" else None  # refined as far as p ≤ δ needs
+        return np.array([ltt.p_values(p, kk, s.n, kk2, s.n2 or 0, bnd, alpha=alpha)
                          for p, (kk, _, kk2, _), s in zip(promises, k, sizes_safe)])
 
     # every rule of the path at once; fixed-sequence testing reads them in order and stops at

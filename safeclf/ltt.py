@@ -17,11 +17,16 @@ among them afterwards, by any criterion.
 P-values from the counts (a :class:`~safeclf.bounds.Bound` gives each one-sided one):
 
 * a rate r ≤ b: ``bound.p_above(k, n, b)``; r ≥ b: ``bound.p_below(k, n, b)``;
-* a ratio s_A / s_B ≥ κ of two group rates: p = inf{α : L_A(α/2) ≥ κ · U_B(α/2)}. Under the
-  null s_A < κ s_B a rejection at α needs L_A > s_A or U_B < s_B (else
-  L_A ≤ s_A < κ s_B ≤ κ U_B), each with probability ≤ α/2; likewise for ≤ κ with U_A and L_B;
-* a difference s_B − s_A ≤ ε (privileged minus protected): p = inf{α : U_B(α/2) − L_A(α/2) ≤ ε},
-  valid by the same argument.
+* a ratio s_A / s_B ≥ κ or ≤ κ, or a difference s_B − s_A ≤ ε or ≥ ε (privileged minus
+  protected), of two group rates (:func:`pair_test` says which test):
+
+  - ``exact`` (with the exact binomial bound, ``clopper_pearson``, the default): an exact
+    unconditional test of the two independent binomial counts (:mod:`safeclf.pairtest`, whose
+    docstring proves it valid): about half the margin of the union below;
+  - ``union`` (Hoeffding's, Bentkus's and the t-test's bounds): p = inf{α : L_A(α/2) ≥
+    κ · U_B(α/2)} for a ratio ≥ κ. Under the null s_A < κ s_B a rejection at α needs
+    L_A > s_A or U_B < s_B (else L_A ≤ s_A < κ s_B ≤ κ U_B), each with probability ≤ α/2;
+    likewise for ≤ κ with U_A and L_B, and for a difference by U_B(α/2) − L_A(α/2) ≤ ε.
 
 Counts are conditional on the group sizes of the held-back rows, which does not change the
 validity (the bound holds for every size).
@@ -52,8 +57,39 @@ def _pair_certified(kind: str, sense: str, b: float, k, n: int, k2, n2: int, alp
     return up(k2, n2) - low(k, n) <= b if sense == "<=" else low(k2, n2) - up(k, n) >= b
 
 
+def pair_test(bound: Bound) -> str:
+    """The test of a comparison of two groups' rates with ``bound``'s p-values: ``exact``
+    (:mod:`safeclf.pairtest`, an exact unconditional test) for the exact binomial bound,
+    ``union`` (two one-sided bounds at α/2, :func:`_pair_certified`) for the others, whose
+    own form (Hoeffding's, the t-test's) the comparison keeps."""
+    return "exact" if bound.name == "clopper_pearson" else "union"
+
+
 def pair_p_values(kind: str, k, n: int, k2, n2: int, sense: str, b: float,
-                  bound: Bound) -> np.ndarray:
+                  bound: Bound, test: str | None = None, predict: bool = False,
+                  alpha: float | None = None) -> np.ndarray:
+    """A p-value for "the comparison of the two groups is violated", for arrays of counts
+    ``k`` (protected) and ``k2`` (privileged) at sizes ``n``, ``n2``: the test
+    :func:`pair_test` names for ``bound`` (or ``test``). ``predict``: a normal approximation
+    of the exact test, for ranking rules and predicting pass probabilities only (never for a
+    certificate). ``alpha``: the exact test's sup is refined only as far as deciding p ≤ α
+    needs (every value is still a valid p-value, :func:`safeclf.pairtest.p_values`)."""
+    k, k2 = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(k2, dtype=float))
+    if not n or not n2:
+        return np.ones(k.shape)
+    if (test or pair_test(bound)) == "exact":
+        from safeclf import pairtest
+
+        ka, na, kb, nb, kappa, c = pairtest.canonical(kind, sense, b, k, int(round(n)), k2,
+                                                      int(round(n2)))
+        if predict:
+            return pairtest.approx_p_values(ka, na, kb, nb, kappa, c)
+        return pairtest.p_values(ka, na, kb, nb, kappa, c, alpha=alpha)
+    return union_p_values(kind, k, n, k2, n2, sense, b, bound)
+
+
+def union_p_values(kind: str, k, n: int, k2, n2: int, sense: str, b: float,
+                   bound: Bound) -> np.ndarray:
     """inf{α: the two halves' bounds certify the comparison} (:func:`_pair_certified`), for
     arrays of counts ``k`` (protected) and ``k2`` (privileged) at sizes ``n``, ``n2``: a
     bisection on α (the certificate is monotone in α), run on all counts at once."""
@@ -73,20 +109,23 @@ def pair_p_values(kind: str, k, n: int, k2, n2: int, sense: str, b: float,
     return np.where(ok, hi, 1.0)
 
 
-def rejects(p: Promise, k, n: int, k2, n2, alpha: float, bound: Bound) -> np.ndarray:
-    """Whether the p-value of ``p`` at counts ``k`` (arrays) is ≤ ``alpha``, without computing
-    it: for a comparison of groups, whether the two halves' bounds at α/2 certify it (the
+def rejects(p: Promise, k, n: int, k2, n2, alpha: float, bound: Bound,
+            predict: bool = False) -> np.ndarray:
+    """Whether the p-value of ``p`` at counts ``k`` (arrays) is ≤ ``alpha``; for the union
+    test without computing it (whether the two halves' bounds at α/2 certify it: the
     p-value is the infimum of such α, and the certificate is monotone in α)."""
-    if p.quantity.kind in GROUP_KINDS:
+    if p.quantity.kind in GROUP_KINDS and pair_test(bound) == "union":
         k, k2 = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(k2, dtype=float))
         if not n or not n2:
             return np.zeros(k.shape, bool)
         return _pair_certified(p.quantity.kind, p.sense, p.bound, k, n, k2, n2, alpha, bound)
-    return p_values(p, k, n, k2, n2, bound) <= alpha
+    return p_values(p, k, n, k2, n2, bound, predict=predict, alpha=alpha) <= alpha
 
 
-def p_values(p: Promise, k, n: int, k2, n2, bound: Bound) -> np.ndarray:
-    """:func:`promise_p_value` for arrays of counts (one entry per rule or per draw)."""
+def p_values(p: Promise, k, n: int, k2, n2, bound: Bound, predict: bool = False,
+             alpha: float | None = None) -> np.ndarray:
+    """:func:`promise_p_value` for arrays of counts (one entry per rule or per draw);
+    ``predict`` and ``alpha``: see :func:`pair_p_values`."""
     kind = p.quantity.kind
     if kind == "rate":
         k = np.asarray(k, dtype=float)
@@ -95,7 +134,8 @@ def p_values(p: Promise, k, n: int, k2, n2, bound: Bound) -> np.ndarray:
         f = bound.p_above if p.sense == "<=" else bound.p_below
         return np.asarray(f(k, n, p.bound), dtype=float) * np.ones(k.shape)
     if kind in GROUP_KINDS:
-        return pair_p_values(kind, k, n, k2, n2, p.sense, p.bound, bound)
+        return pair_p_values(kind, k, n, k2, n2, p.sense, p.bound, bound, predict=predict,
+                             alpha=alpha)
     raise ValueError(f"promise {p.name}: a {kind} quantity cannot be certified from counts")
 
 

@@ -5,10 +5,14 @@ failed, what the held-back rows *do* certify (the confidence limit the test comp
 promised bound), and what would change the outcome. :func:`shortfall` computes them from the
 promise's held-back counts:
 
-* ``certified``: the limit the test itself uses. A rate's one-sided bound at level α; a ratio
-  s_A/s_B ≥ κ by L_A(α/2)/U_B(α/2) (≤ κ: U_A/L_B); a difference s_B − s_A ≤ ε by
-  U_B(α/2) − L_A(α/2) (≥ ε: L_B − U_A) — exactly the comparison of :mod:`safeclf.ltt`, so the
-  promise is certified at α if and only if ``certified`` is on the promised side of the bound;
+* ``certified``: the limit of the test itself. A rate's one-sided bound at level α; for a
+  comparison of two groups, the test :func:`safeclf.ltt.pair_test` uses: the exact test
+  (:mod:`safeclf.pairtest`) inverted, the κ (or ε) at which its p-value crosses α, found by
+  bisection on the side of the promised bound the test decides (so the limit is on the
+  promised side exactly when the promise is certified, even where the p-value is not
+  monotone in κ); the union test's L_A(α/2)/U_B(α/2) for a ratio ≥ κ (≤ κ: U_A/L_B), a
+  difference s_B − s_A ≤ ε by U_B(α/2) − L_A(α/2) (≥ ε: L_B − U_A). Either way the promise
+  is certified at α if and only if ``certified`` is on the promised side of the bound;
 * ``n_needed``: the held-back rows (per group for a comparison) at which the *observed* shares
   would certify, every count scaled by one factor c (the smallest, by bisection), like
   :func:`safeclf.promises.n_needed` does for a verdict; ``inf`` when the observed estimate is
@@ -25,6 +29,7 @@ import math
 
 import numpy as np
 
+from safeclf import ltt
 from safeclf.bounds import Bound
 from safeclf.promises import Evidence, Promise
 
@@ -43,6 +48,8 @@ def certified_limit(p: Promise, ev: Evidence, alpha: float, bound: Bound) -> flo
         return float(f(ev.k, ev.n, alpha))
     if not ev.n or not ev.n2:
         return math.nan
+    if ltt.pair_test(bound) == "exact":
+        return _inverted_limit(p, ev, alpha, bound)
     a = alpha / 2
     lo_a, up_a = float(bound.lower(ev.k, ev.n, a)), float(bound.upper(ev.k, ev.n, a))
     lo_b, up_b = float(bound.lower(ev.k2, ev.n2, a)), float(bound.upper(ev.k2, ev.n2, a))
@@ -51,6 +58,36 @@ def certified_limit(p: Promise, ev: Evidence, alpha: float, bound: Bound) -> flo
             return lo_a / up_b if up_b > 0 else 0.0
         return up_a / lo_b if lo_b > 0 else math.inf
     return up_b - lo_a if p.sense == "<=" else lo_b - up_a
+
+
+def _pair_certifies(p: Promise, ev: Evidence, b: float, alpha: float, bound: Bound) -> bool:
+    """Whether the comparison of ``p`` with its bound set to ``b`` is certified at ``alpha``
+    by the counts ``ev`` (rounded to whole rows)."""
+    pv = ltt.pair_p_values(p.quantity.kind, round(ev.k), round(ev.n), round(ev.k2),
+                           round(ev.n2), p.sense, b, bound, alpha=alpha)
+    return bool(pv <= alpha)
+
+
+def _inverted_limit(p: Promise, ev: Evidence, alpha: float, bound: Bound,
+                    steps: int = 30) -> float:
+    """The exact test inverted: the bound b at which it stops certifying ``p``'s comparison,
+    by bisection between ``p.bound`` and the far end of the side the test decides (the
+    estimate when it certifies, the weakest possible bound when not)."""
+    ratio, up = p.quantity.kind == "ratio", p.sense == "<="
+    est = estimate(p, ev)
+    weakest = (1e6 if up else 1e-6) if ratio else (1.0 if up else -1.0)
+    if _pair_certifies(p, ev, p.bound, alpha, bound):
+        ok, bad = p.bound, est if np.isfinite(est) else (0.0 if up else 1e6)
+        if _pair_certifies(p, ev, bad, alpha, bound):
+            return float(bad)
+    else:
+        ok, bad = weakest, p.bound
+        if not _pair_certifies(p, ev, ok, alpha, bound):
+            return float(ok)
+    for _ in range(steps):
+        mid = math.sqrt(ok * bad) if ratio and ok > 0 and bad > 0 else (ok + bad) / 2
+        ok, bad = (mid, bad) if _pair_certifies(p, ev, mid, alpha, bound) else (ok, mid)
+    return float(ok)
 
 
 def _kept(p: Promise, value: float) -> bool:
@@ -77,6 +114,9 @@ def scale_needed(p: Promise, ev: Evidence, alpha: float, bound: Bound) -> float:
     def ok(c: float) -> bool:
         scaled = Evidence(ev.k * c, ev.n * c, None if ev.k2 is None else ev.k2 * c,
                           None if ev.n2 is None else ev.n2 * c)
+        if ev.n2 is not None and ltt.pair_test(bound) == "exact":
+            return bool(scaled.n and scaled.n2) and _pair_certifies(p, scaled, p.bound, alpha,
+                                                                    bound)
         return _kept(p, certified_limit(p, scaled, alpha, bound))
 
     if not _kept(p, estimate(p, ev)):
