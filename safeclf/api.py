@@ -124,19 +124,24 @@ def load_run(path: str | Path) -> Run:
     Raises
     ------
     safeclf.errors.SpecError
-        ``path`` is not a finished run folder (the message says what it is instead).
+        ``path`` is not a finished run folder (the message says what it is instead), or a
+        file it would read is a symlink to a file outside it.
     """
     import pandas as pd
 
     from safeclf import run_folder
+    from safeclf.paths import inside
 
     path = Path(path)
     spec, manifest, metrics = run_folder.load_run(path)
 
     def table(name: str) -> pd.DataFrame:
-        return pd.read_csv(path / name) if (path / name).is_file() else pd.DataFrame()
+        file = inside(path, name)
+        return pd.read_csv(file) if file.is_file() else pd.DataFrame()
 
-    plots = sorted((path / "plots").glob("*.png")) if (path / "plots").is_dir() else []
+    folder = inside(path, "plots")  # every file read is one of the folder (no symlink out)
+    plots = sorted(p for p in folder.glob("*.png") if inside(path, "plots", p.name).is_file()) \
+        if folder.is_dir() else []
     return Run(path=path, spec=spec, manifest=manifest, metrics=metrics,
                summary=table("summary.csv"), promises=table("promises.csv"),
                expectations=table("expectations.csv"), plots=plots)

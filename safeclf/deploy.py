@@ -70,8 +70,10 @@ def _choose(names: list[str], given: str | None, flag: str, what: str, whose: st
     return given
 
 
-def _check_out(out: Path) -> None:
-    from safeclf.paths import what_is
+def _check_out(out: Path, run_dir: Path) -> None:
+    """``--out``: a new or empty folder, outside the run folder, that can be made and written
+    (:func:`safeclf.paths.writable_folder`: tried, so ``/proc/x`` is refused here)."""
+    from safeclf.paths import not_overwriting, what_is, writable_folder
 
     kind = what_is(out)
     if kind == "a folder" and any(Path(out).iterdir()):
@@ -79,8 +81,8 @@ def _check_out(out: Path) -> None:
                         "(nothing is overwritten)")
     if kind not in ("missing", "a folder"):
         raise SpecError(f"--out '{out}' is {kind}; give a folder to create")
-    if what_is(Path(out).parent) != "a folder":
-        raise SpecError(f"--out: folder '{Path(out).parent}' does not exist")
+    not_overwriting(out, "--out", folders={"the run folder": run_dir})
+    writable_folder(out, "--out:", make_parents=False)
 
 
 def _jobs(table, method: str, dataset: str, job: str | None):
@@ -160,7 +162,7 @@ def deploy(run_dir: Path, method: str | None, out: Path, dataset: str | None = N
     from safeclf.spec import parse
 
     run_dir = Path(run_dir)
-    _check_out(Path(out))
+    _check_out(Path(out), run_dir)
     spec_data, manifest, table = load_run(run_dir)
     try:
         spec = parse(spec_data)
@@ -231,14 +233,15 @@ def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record,
         raise SpecError(f"no job of method '{record['method']}' found a solution "
                         f"({len(rows)} jobs, none certified); there is no certified model to "
                         "deploy")
-    saved = [j for j in solved["job"] if models.model_paths(run_dir, j)[0].is_file()]
+    saved = [j for j in solved["job"]
+             if models.model_paths(run_dir, j, "metrics.csv: job")[0].is_file()]
     if not saved:
         raise SpecError(f"the run saved no model of method '{record['method']}'; a certified "
                         "model cannot be refitted (that would void its certificate): run the "
                         "spec again with save_model: true on the method")
     chosen = saved[0]
     record["degenerate"] = _degenerate(rows, chosen, allow_degenerate)
-    path, meta_path = models.model_paths(run_dir, chosen)
+    path, meta_path = models.model_paths(run_dir, chosen, "metrics.csv: job")
     meta = models.read_meta(meta_path)
     models.load(path)  # checked as predict checks it before it is copied
     seed = int(solved.loc[solved["job"] == chosen, "seed"].iloc[0])

@@ -43,8 +43,16 @@ DEPLOYED = "model.skops"
 _META_TYPES = {"format": int, "safeclf_version": str, "estimator": str, "dataset": dict}
 
 
-def model_paths(run_dir: Path, job: str) -> tuple[Path, Path]:
-    return run_dir / "models" / f"{job}.skops", run_dir / "models" / f"{job}.json"
+def model_paths(run_dir: Path, job: str, what: str = "--job:") -> tuple[Path, Path]:
+    """``models/<job>.skops`` and ``models/<job>.json`` of ``run_dir``, each a file of the run
+    folder (:func:`safeclf.paths.inside`): a job name with a path in it (``../x``, ``/x``), or a
+    ``models`` folder or model file that is a symlink out of the run, is refused with one line
+    headed by ``what`` (where the name came from)."""
+    from safeclf.paths import inside, plain_name
+
+    plain_name(job, run_dir, what)
+    return (inside(run_dir, "models", f"{job}.skops", what=what),
+            inside(run_dir, "models", f"{job}.json", what=what))
 
 
 def _type_path(obj) -> str:
@@ -143,40 +151,25 @@ def _check_model_matches(pipeline, meta: dict[str, Any], path: Path) -> None:
                         f"{len(meta['feature_names'])}; the two files do not belong together")
 
 
-def _check_out(out: Path, flag: str = "--out") -> None:
-    """``out`` can be written: not a folder, in a folder that exists and is writable."""
-    import os
-
-    from safeclf.paths import what_is
-
-    kind = what_is(out)
-    if kind not in ("missing", "a regular file"):
-        raise SpecError(f"{flag} '{out}' is {kind}; give the path of a CSV file to write")
-    parent = Path(out).parent
-    if what_is(parent) != "a folder":
-        raise SpecError(f"{flag}: folder '{parent}' does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK) or (kind == "a regular file"
-                                                     and not os.access(out, os.W_OK)):
-        raise SpecError(f"{flag} '{out}' cannot be written: permission denied")
-
-
 def model_files(folder: Path, job: str | None) -> tuple[Path, Path]:
     """The model and metadata files of ``job`` in run folder ``folder``, or, without a job, of
     the deployed model in ``folder`` (written by ``safeclf deploy``)."""
+    from safeclf.paths import inside
+
     folder = Path(folder)
     if job is None:
-        path = folder / DEPLOYED
+        path = inside(folder, DEPLOYED)
         if path.is_file():
-            return path, path.with_suffix(".json")
-        saved = sorted(p.stem for p in (folder / "models").glob("*.skops")) \
-            if (folder / "models").is_dir() else []
+            return path, inside(folder, path.with_suffix(".json").name)
+        saved = sorted(p.stem for p in inside(folder, "models").glob("*.skops")) \
+            if inside(folder, "models").is_dir() else []
         raise SpecError(f"'{folder}' holds no deployed model ({DEPLOYED}); give --job, the job "
                         "of a model saved in a run folder, or a folder written by safeclf "
                         "deploy" + (f" (saved: {', '.join(saved[:8])})" if saved else ""))
     path, meta_path = model_paths(folder, job)
     if not path.is_file():
-        saved = sorted(p.stem for p in (folder / "models").glob("*.skops")) \
-            if (folder / "models").is_dir() else []
+        saved = sorted(p.stem for p in inside(folder, "models").glob("*.skops")) \
+            if inside(folder, "models").is_dir() else []
         raise SpecError(f"--job: no saved model for job '{job}' in '{folder}'"
                         + (f" (saved: {', '.join(saved[:8])})" if saved else
                            " (the run saved no models; set save_models: true)"))
@@ -223,17 +216,23 @@ def predict_file(folder: Path, job: str | None, data: Path, out: Path,
     import pandas as pd
 
     from safeclf.new_rows import encode
-    from safeclf.paths import require_file
-    from safeclf.run_folder import atomic_write
+    from safeclf.paths import not_overwriting, require_file, writable_file
+    from safeclf.run_folder import WriteError, atomic_write_all
 
-    _check_out(Path(out))
+    writable_file(out, "--out")
     if bad_rows is not None:
         if not skip_bad_rows:
             raise SpecError("--bad-rows: the bad rows are listed only with --skip-bad-rows")
-        _check_out(Path(bad_rows), "--bad-rows")
+        writable_file(bad_rows, "--bad-rows")
         if Path(bad_rows).resolve() == Path(out).resolve():
             raise SpecError("--bad-rows: give another file than --out")
     path, meta_path = model_files(folder, job)
+    inputs = {"the --data file": Path(data), "the model file": path,
+              "the model's metadata": meta_path}
+    home = {"the run folder" if job is not None else "the deployed model's folder": folder}
+    for target, flag in ((out, "--out"), (bad_rows, "--bad-rows")):
+        if target is not None:
+            not_overwriting(target, flag, inputs, home)
     meta = read_meta(meta_path)
     if meta["dataset"].get("dataset") != "csv":
         raise SpecError(f"{'--job: the job' if job else 'the model'}'s dataset is "
@@ -271,13 +270,12 @@ def predict_file(folder: Path, job: str | None, data: Path, out: Path,
         score = np.asarray(pipeline.decision_function(X))
         if score.ndim == 1:
             result["score"] = score
-    for target, text, flag in ((out, result.to_csv(index=False), "--out"),
-                               (bad_rows, rows.bad.to_csv(index=False), "--bad-rows")):
-        if target is None:
-            continue
-        try:
-            atomic_write(Path(target), text)
-        except OSError as exc:
-            raise SpecError(f"{flag} '{target}' cannot be written: {exc.strerror or exc}") \
-                from None
+    writes = [(Path(target), text, flag) for target, text, flag in (
+        (out, result.to_csv(index=False), "--out"),
+        (bad_rows, rows.bad.to_csv(index=False), "--bad-rows")) if target is not None]
+    try:  # both files or neither: the bad rows are not written when the predictions cannot be
+        atomic_write_all([(target, text) for target, text, _ in writes])
+    except WriteError as exc:
+        flag = next((f for t, _, f in writes if t == exc.path), "--out")
+        raise SpecError(f"{flag}: {exc}; nothing was written") from None
     return Predicted(scored=len(result), bad=rows.bad)

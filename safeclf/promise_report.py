@@ -259,6 +259,7 @@ def compare(run_dirs) -> object:
     from safeclf.compare import _short as short_params
     from safeclf.compare import certified, full_params, mark_certified, run_labels
     from safeclf.errors import SpecError
+    from safeclf.paths import inside
     from safeclf.run_folder import load_run, read_table
 
     merged, empty = None, []
@@ -266,7 +267,7 @@ def compare(run_dirs) -> object:
     names = run_labels([(Path(d), spec, manifest)
                         for d, (spec, manifest, _) in zip(run_dirs, runs)])
     for name, d, (spec, _, _) in zip(names, run_dirs, runs):
-        path = Path(d) / "promises.csv"
+        path = inside(d, "promises.csv")
         if not path.is_file():
             raise SpecError(f"compare --promises: run '{Path(d).name}' has no promises.csv")
         frame = read_table(path)

@@ -7,6 +7,11 @@ PNG, as ``data:`` URIs) with inline CSS: it opens from a disk, a mail or an arch
 network and no other file. Everything is read back from the run folder
 (:func:`safeclf.api.load_run`), so the page shows what the files hold; ``safeclf report RUN``
 writes it again for a run made before it existed.
+
+Only files of the run folder are read (:func:`safeclf.paths.inside`): a plot, table or spec
+that is a symlink to a file outside the folder (``plots/x.png -> /etc/shadow``) refuses the
+whole report with one line, and nothing is written; a page someone shares never carries a
+file of the reader's.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 import base64
 from html import escape
 from pathlib import Path
+
+from safeclf.paths import inside
 
 #: Verdict words and the CSS class their cell gets.
 _VERDICTS = {"holds": "good", "pass": "good", "ok": "good", "violated": "bad", "FAIL": "bad",
@@ -157,7 +164,7 @@ def _by_group_section(run) -> str | None:
 
     from safeclf import by_group
 
-    path = run.path / "by_group.csv"
+    path = inside(run.path, "by_group.csv")
     if not path.is_file():
         return None
     summary = by_group.summary(pd.read_csv(path, dtype={"group": str}, keep_default_na=False,
@@ -192,10 +199,12 @@ def _expectations_section(run) -> str:
             + table(frame))
 
 
-def _image(path: Path) -> str:
-    """A plot as an ``<img>`` with a ``data:`` URI (the SVG beside a PNG when there is one)."""
-    svg = path.with_suffix(".svg")
-    source, mime = (svg, "image/svg+xml") if svg.is_file() else (path, "image/png")
+def _image(run, path: Path) -> str:
+    """A plot as an ``<img>`` with a ``data:`` URI (the SVG beside a PNG when there is one);
+    both read through :func:`safeclf.paths.inside`, so only a file of the run is embedded."""
+    svg = inside(run.path, "plots", path.with_suffix(".svg").name)
+    png = inside(run.path, "plots", path.name)
+    source, mime = (svg, "image/svg+xml") if svg.is_file() else (png, "image/png")
     data = base64.b64encode(source.read_bytes()).decode("ascii")
     return (f'<figure><img alt="{escape(path.stem)}" src="data:{mime};base64,{data}">'
             f"<figcaption>{escape(path.stem)}</figcaption></figure>")
@@ -224,7 +233,7 @@ def _identity_section(run) -> str:
     packages = pd.DataFrame(sorted((m.get("packages") or {}).items()),
                             columns=["package", "version"])
     out += f"<details><summary>package versions ({len(packages)})</summary>{table(packages)}</details>"
-    stored = run.path / "spec.yaml"  # shown as the folder holds it
+    stored = inside(run.path, "spec.yaml")  # shown as the folder holds it
     spec_text = stored.read_text(encoding="utf-8") if stored.is_file() else "(no spec.yaml)"
     out += f"<details open><summary>spec (resolved)</summary><pre>{escape(spec_text)}</pre></details>"
     return out
@@ -266,7 +275,7 @@ def render(run) -> str:
         ("promises", "Promises", _promises_section(run)),
         *([("by_group", "By group", groups)] if (groups := _by_group_section(run)) else []),
         ("expectations", "Expectations", _expectations_section(run)),
-        ("plots", "Plots", "".join(_image(p) for p in run.plots)
+        ("plots", "Plots", "".join(_image(run, p) for p in run.plots)
          or '<p class="note">No plot.</p>'),
         ("identity", "Identity", _identity_section(run)),
     ]

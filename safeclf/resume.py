@@ -2,7 +2,9 @@
 
 A folder is finished as a run only if it is one: it holds the ``spec.yaml`` and the
 ``manifest.json`` (a JSON object) that a run writes first, and a ``results`` folder. Any other
-folder, however like a run it looks, is the user's and is never written into.
+folder, however like a run it looks, is the user's and is never written into. Nothing in it may
+be a symlink that leads out of it: the resumed run would read its records, or write its tables
+and plots, through it.
 
 The jobs still to run must see the data the finished ones saw: the manifest records each data
 file's size and SHA-256 (:func:`safeclf.run_folder.data_files`), and a file that changed or
@@ -21,7 +23,11 @@ from safeclf.errors import DataError, SpecError
 
 
 def check_run_folder(run_dir: Path) -> dict[str, Any]:
-    """The manifest of ``run_dir`` if it is a run folder; raises SpecError otherwise."""
+    """The manifest of ``run_dir`` if it is a run folder; raises SpecError otherwise, also
+    when anything in it is a symlink to a place outside it (:func:`safeclf.paths.links_out`:
+    a ``results``, ``models`` or ``plots`` folder, or a record, that leads out)."""
+    from safeclf.paths import links_out
+
     where = f"--resume: '{run_dir}'"
     if not run_dir.is_dir():
         raise SpecError(f"{where} is not a folder" if run_dir.exists() else f"{where} does not exist")
@@ -29,6 +35,7 @@ def check_run_folder(run_dir: Path) -> dict[str, Any]:
     if missing:
         raise SpecError(f"{where} is not a run folder (no {' or '.join(missing)}); nothing was "
                         "written to it")
+    links_out(run_dir, "--resume:")  # a record read or a plot drawn through it would leave
     try:
         manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):

@@ -55,9 +55,14 @@ class WriteError(SafeclfError):
     """A file of the run folder could not be written (a full disk, a quota, a read-only or
     vanished folder); the message names the file and the reason."""
 
+    #: the file that could not be written (when known)
+    path: Path | None = None
+
     @classmethod
     def at(cls, path: Path, exc: OSError) -> WriteError:
-        return cls(f"cannot write '{path}': {exc.strerror or exc}")
+        err = cls(f"cannot write '{path}': {exc.strerror or exc}")
+        err.path = path
+        return err
 
 
 #: numbers the temporary files of this process (see :func:`_temp_beside`)
@@ -123,6 +128,40 @@ def atomic_write(path: Path, text: str | bytes) -> None:
                 data = data[os.write(fd, data):]
         finally:
             os.close(fd)
+
+
+def atomic_write_all(files: list[tuple[Path, str | bytes]]) -> None:
+    """Write each ``(path, text)`` as :func:`atomic_write` does, all or none: every temporary
+    file is written before the first rename, so a path that cannot be written (a full disk, a
+    folder where no file can be made) stops the writes with nothing replaced; the
+    :class:`WriteError` names that path."""
+    temps: list[tuple[Path, Path]] = []
+    try:
+        for path, text in files:
+            data = memoryview(text.encode("utf-8") if isinstance(text, str) else text)
+            try:
+                fd, tmp = _temp_beside(path)
+            except OSError as exc:
+                raise WriteError.at(path, exc) from exc
+            temps.append((tmp, path))
+            try:
+                while data:
+                    data = data[os.write(fd, data):]
+            except OSError as exc:
+                raise WriteError.at(path, exc) from exc
+            finally:
+                os.close(fd)
+        while temps:
+            tmp, path = temps[0]
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                raise WriteError.at(path, exc) from exc
+            temps.pop(0)
+    finally:
+        for tmp, _ in temps:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 def create_run_dir(out: Path, name: str, stamp: str | None = None) -> Path:
@@ -539,8 +578,9 @@ def read_table(path: Path):
 
 
 def load_run(run_dir: str | Path):
-    """``(spec_dict, manifest, table)`` of a finished run folder, for compare."""
-    from safeclf.paths import what_is
+    """``(spec_dict, manifest, table)`` of a finished run folder, for compare; each file read
+    through :func:`safeclf.paths.inside` (no symlink out of the folder)."""
+    from safeclf.paths import inside, what_is
     from safeclf.spec import parse_yaml
 
     path = Path(run_dir)
@@ -550,9 +590,9 @@ def load_run(run_dir: str | Path):
                         f"{'does not exist' if kind == 'missing' else 'is ' + kind})")
     if not os.access(path, os.R_OK | os.X_OK):
         raise SpecError(f"'{run_dir}' cannot be read: permission denied")
-    table_path = path / "metrics.parquet"
+    table_path = inside(path, "metrics.parquet")  # a run folder may come from anyone
     if not table_path.is_file():
-        table_path = path / "metrics.csv"
+        table_path = inside(path, "metrics.csv")
         if not table_path.is_file():
             inner = [p for p in path.iterdir() if (p / "spec.yaml").is_file()]
             if inner:
@@ -565,8 +605,9 @@ def load_run(run_dir: str | Path):
     records = []  # spec.yaml through the spec's own reader: a run folder may come from anyone
     for name, parse in (("spec.yaml", lambda text: parse_yaml(text, "spec.yaml")),
                         ("manifest.json", json.loads)):
+        file = inside(path, name)
         try:
-            data = parse((path / name).read_text(encoding="utf-8")) if (path / name).is_file() else {}
+            data = parse(file.read_text(encoding="utf-8")) if file.is_file() else {}
         except (ValueError, UnicodeDecodeError):  # parse_yaml's SpecError is a ValueError
             raise SpecError(f"'{path / name}' cannot be read (damaged)") from None
         records.append(data if isinstance(data, dict) else {})

@@ -9,7 +9,6 @@ Nothing here writes: folders are judged by what exists and the permissions on it
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -55,26 +54,10 @@ def check_name(name: str, where: str) -> None:
 
 def check_out(out: Path) -> None:
     """``--out``: a folder this process can write into, or one it can create (its nearest
-    existing ancestor is a writable folder)."""
-    from safeclf.paths import what_is
+    existing ancestor is a writable folder): :func:`safeclf.paths.writable_folder`."""
+    from safeclf.paths import writable_folder
 
-    kind = what_is(out)
-    if kind == "a folder":
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise SpecError(f"--out: folder '{out}' is not writable")
-        return
-    if kind != "missing":
-        raise SpecError(f"--out: '{out}' is {kind}, not a folder")
-    parent = out.absolute().parent
-    while what_is(parent) == "missing" and parent != parent.parent:
-        parent = parent.parent
-    kind = what_is(parent)
-    if kind != "a folder":
-        raise SpecError(f"--out: cannot create output folder '{out}': '{parent}' is {kind}, "
-                        "not a folder")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise SpecError(f"--out: cannot create output folder '{out}': folder '{parent}' is "
-                        "not writable")
+    writable_folder(out, "--out:", noun="output folder")
 
 
 def check_scheduler(address: str) -> None:

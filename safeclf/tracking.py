@@ -58,21 +58,12 @@ def check_uri(uri: str) -> None:
 
 
 def _check_store_folder(path: Path, uri: str) -> None:
-    from safeclf.paths import what_is
+    from safeclf.paths import what_is, writable_folder
 
     kind = what_is(path)
-    if kind == "a folder":
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise SpecError(f"--mlflow: folder '{path}' is not writable")
-        return
-    if kind != "missing":
+    if kind not in ("a folder", "missing"):
         raise SpecError(f"--mlflow: '{uri}' is {kind}; MLflow's file store is a folder")
-    parent = path.absolute().parent
-    while what_is(parent) == "missing" and parent != parent.parent:
-        parent = parent.parent
-    if what_is(parent) != "a folder" or not os.access(parent, os.W_OK | os.X_OK):
-        raise SpecError(f"--mlflow: cannot create the store folder '{path}' ('{parent}' is not a "
-                        "writable folder)")
+    writable_folder(path, "--mlflow:", noun="the store folder")
 
 
 def _check_server(uri: str) -> None:
