@@ -54,13 +54,14 @@ def check_run_folder(run_dir: Path) -> dict[str, Any]:
 def changed_data(recorded: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The data files in the manifest's ``recorded`` list whose identity differs now: each
     entry the recorded one plus ``now`` (the current SHA-256, or ``None`` when the file cannot
-    be read)."""
+    be read or is not a regular file)."""
     from safeclf.run_folder import file_identity
 
     changes = []
     for entry in recorded:
-        try:
-            now = file_identity(Path(entry["path"]))
+        path = Path(entry["path"])
+        try:  # a manifest is data: a device or a FIFO it names is not read (it would not end)
+            now = file_identity(path) if path.is_file() else None
         except OSError:
             now = None
         if now is None or now["sha256"] != entry.get("sha256"):

@@ -166,7 +166,7 @@ CASES = [
     ("predict-job-climbs", lambda c: (c.predict(job="../../../x"),
                                       "--job: '../../../x' is not a plain name")),
     ("predict-job-climbs-to-a-real-model", lambda c: (
-        c.predict(job=f"../../deployed/model"), "--job: '../../deployed/model' is not a plain")),
+        c.predict(job="../../deployed/model"), "--job: '../../deployed/model' is not a plain")),
     ("predict-job-absolute", lambda c: (c.predict(job="/etc/passwd"),
                                         "--job: '/etc/passwd' is not a plain name")),
     ("predict-job-dot-dot", lambda c: (c.predict(job=".."), "--job: '..' is not a plain name")),
@@ -223,6 +223,10 @@ CASES = [
     ("resume-table-to-outside-file", lambda c: (
         ["run", "--resume", c.run], (c.link("metrics.csv", c.secret),
                                      f"{SYMLINK_OUT} '{c.secret}'")[1])),
+    ("resume-manifest-names-dev-zero-as-data", lambda c: (
+        ["run", "--resume", c.run], _manifest_data(c, "/dev/zero"))),
+    ("resume-manifest-names-a-fifo-as-data", lambda c: (
+        ["run", "--resume", c.run], _manifest_data(c, (os.mkfifo(c.tmp / "fifo"), c.tmp / "fifo")[1]))),
     # no input overwritten
     ("predict-out-is-data", lambda c: (c.predict(out=c.new),
                                        f"--out '{c.new}' is the --data file")),
@@ -288,6 +292,16 @@ CASES = [
 def _symlink(path: Path, target: Path) -> Path:
     path.symlink_to(target)
     return path
+
+
+def _manifest_data(c: Case, path) -> str:
+    """The manifest's data file replaced by ``path`` (a device or a FIFO, never read)."""
+    import json
+
+    manifest = json.loads((c.run / "manifest.json").read_text())
+    manifest["data"][0]["path"] = str(path)
+    (c.run / "manifest.json").write_text(json.dumps(manifest))
+    return f"data file '{path}' of dataset 'csv' can no longer be read"
 
 
 def _table_job(c: Case, job: str) -> str:
