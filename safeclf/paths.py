@@ -221,17 +221,17 @@ def _same_file(a: Path, b: Path) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def not_overwriting(path: str | Path, what: str, files: dict[str, Path] = {},  # noqa: B006
-                    folders: dict[str, Path] = {}) -> None:  # noqa: B006
+def not_overwriting(path: str | Path, what: str, files: dict[str, Path] | None = None,
+                    folders: dict[str, Path] | None = None) -> None:
     """Raise a :class:`SpecError` when the output ``path`` is (through any symlink or hard
     link) one of the command's input ``files`` or lies inside one of its input ``folders``
     (or is that folder); the keys say what each input is (``"the --data file"``)."""
-    for said, file in files.items():
+    for said, file in (files or {}).items():
         if file is not None and _same_file(Path(path), Path(file)):
             raise SpecError(f"{what} '{path}' is {said}; an input is never overwritten: give "
                             "another path (nothing was written)")
     target = os.path.realpath(path)
-    for said, folder in folders.items():
+    for said, folder in (folders or {}).items():
         if folder is not None and _within(target, os.path.realpath(folder)):
             where = "is" if target == os.path.realpath(folder) else "is inside"
             raise SpecError(f"{what} '{path}' {where} {said} '{folder}'; its files are never "
