@@ -33,7 +33,9 @@ def test_its_model_files_load_and_predict():
         pred = pipeline.predict(X)
         assert set(np.unique(pred)) <= set(np.unique(y))
         assert np.mean(pred == y) > 0.9  # a working classifier, not merely an object
-        seen.add("certificate" in meta)
+        certified = bool(meta.get("certificate"))
+        assert (type(pipeline[-1]).__name__ == "CertifiedClassifier") == certified
+        seen.add(certified)
     assert seen == {True, False}  # one certified model, one plain
 
 
