@@ -2,7 +2,7 @@
 
 * fairness, s_p(Female) >= κ s_p(Male) at κ = 0.8, δ = 0.05 on Adult subsamples:
   safeclf's post-hoc certified logistic regression (``certify: {how: threshold}``,
-  safeclf/posthoc.py) and certified ramp (in training, safeclf/certify.py) against the
+  safeclf/guarantees/certify/posthoc.py) and certified ramp (in training, safeclf/guarantees/certify/training.py) against the
   Seldonian engine (seldonian-engine 0.8.11: its logistic regression under the symmetric
   disparate-impact constraint of its credit tutorial, min(PR|M / PR|F, PR|F / PR|M) >= κ,
   its default t-test bound; ``default_supervised_initial_solution_fn`` as the tutorial means);
@@ -59,7 +59,7 @@ KAPPA, DELTA, EPS, FRACTION = 0.8, 0.05, 0.1, 0.3
 
 
 def _task(size: int, seed: int):
-    from safeclf.jobs import load_dataset, preprocess, split_task
+    from safeclf.execution.job import load_dataset, preprocess, split_task
 
     entry = {"dataset": "adult", "params": {}, "name": "adult",
              "split": {"predefined": True, "train_rows": size}}
@@ -73,11 +73,12 @@ def _fair(pred, y, g, privileged) -> tuple[float, float]:
 
 
 def safeclf_fair(task, seed, method="logreg"):
-    from safeclf import posthoc, registry
+    from safeclf.guarantees.certify import posthoc
+    from safeclf.plugins import registry
 
     plugin = registry.get_method(method)
     if method == "ramp":
-        from safeclf.certify import certified_fit
+        from safeclf.guarantees.certify.training import certified_fit
 
         params = {"constraints": [{"rate": "fairness_ratio", "kappa": KAPPA}],
                   "max_mm_iter": 10, "lam": "1/n"}
@@ -155,7 +156,7 @@ def band_safeclf(X, y, g, Xt, seed, kappa, groups3=False):
     κ ≤ s_p(A)/s_p(B) ≤ 1/κ (three groups: every ordered pair ≥ κ, ``compare: worst_pair``)."""
     from sklearn.linear_model import LogisticRegression
 
-    from safeclf.certified import CertifiedClassifier
+    from safeclf.guarantees.certify.threshold import CertifiedClassifier
 
     item = ({"rate": "fairness_ratio", "min": kappa, "compare": "worst_pair"} if groups3
             else {"rate": "fairness_ratio", "min": kappa, "max": 1 / kappa})
@@ -208,7 +209,7 @@ def band_comparison(populations, seeds: int, iters: int) -> bool:
     engine's symmetric constraint; failure on either side (a pair's test ratio below κ or
     above 1/κ), solutions, test error, and the share of degenerate solutions (≥ 99 % of test
     rows in one class) apart."""
-    from safeclf.blas import one_blas_thread
+    from safeclf._utils.blas import one_blas_thread
 
     print("\n| population | κ | train rows | method | fail < κ | fail > 1/κ | solution | "
           "test error | degenerate |")
@@ -269,7 +270,7 @@ def fpr_pair(task, seed):
     from mapie.risk_control import BinaryClassificationController
     from sklearn.linear_model import LogisticRegression
 
-    from safeclf.certified import CertifiedClassifier, split_rows
+    from safeclf.guarantees.certify.threshold import CertifiedClassifier, split_rows
 
     X, y = task.train.X, np.asarray(task.train.y)
     classes = np.unique(y)
@@ -293,7 +294,7 @@ def fpr_pair(task, seed):
 
 
 def _fpr_promise(y_pos):
-    from safeclf import declared
+    from safeclf.guarantees import declared
 
     return declared.promises([{"rate": "fpr", "max": EPS}], y_pos, {})
 
@@ -340,7 +341,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.only_band:
         args.sizes = []
-    from safeclf.blas import one_blas_thread
+    from safeclf._utils.blas import one_blas_thread
 
     print("| method | train rows | failure | solution | test error | fit time / safeclf |")
     print("|---|---|---|---|---|---|")

@@ -44,7 +44,7 @@ def population(n: int, rng):
 
 
 def _adult(size: int, seed: int):
-    from safeclf.jobs import load_dataset, preprocess, split_task
+    from safeclf.execution.job import load_dataset, preprocess, split_task
 
     entry = {"dataset": "adult", "params": {}, "name": "adult",
              "split": {"predefined": True, "train_rows": size}}
@@ -64,7 +64,7 @@ def one(data, promise, blind: bool, seed: int):
     """(solved, test error, below, above, degenerate) of one certified fit."""
     from sklearn.linear_model import LogisticRegression
 
-    from safeclf.certified import CertifiedClassifier
+    from safeclf.guarantees.certify.threshold import CertifiedClassifier
 
     X, y, g, Xt, yt, gt, priv = data
     cc = CertifiedClassifier(LogisticRegression(max_iter=1000), delta=DELTA, fraction=FRACTION,

@@ -26,7 +26,7 @@ is missed:
 
 Beside each κ's ratio: ramp's time over one unconstrained LIBLINEAR logistic-regression fit on
 the same rows (median of the same repeats), the floor a constrained fit cannot beat; and EG's
-time with one BLAS thread (as ramp runs, ``safeclf.blas``) and ramp's ratio against that: EG
+time with one BLAS thread (as ramp runs, ``safeclf._utils.blas``) and ramp's ratio against that: EG
 calls BLAS on 32,561 × 105 matrices hundreds of times, and OpenBLAS's threads on a shared
 2-core machine make it several times slower in wall and CPU time. The target is therefore on
 EG at the faster of the two configurations (default threads, one thread): a ratio against EG
@@ -111,7 +111,7 @@ def _load() -> str:
 
 def run_fairlearn_one_thread(X, y, g, kappa):
     """EG as :func:`run_fairlearn`, with BLAS limited to one thread as ramp's fit is."""
-    from safeclf.blas import one_blas_thread
+    from safeclf._utils.blas import one_blas_thread
 
     with one_blas_thread():
         return run_fairlearn(X, y, g, kappa)

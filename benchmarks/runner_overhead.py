@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 from _record import figure
 
-from safeclf.runner import Options, run
+from safeclf.execution.runner import Options, run
 
 #: Target of issue 24: 2 workers at least 1.9× as fast as one on 6 ms jobs.
 SPEEDUP = 1.9
@@ -73,9 +73,9 @@ def _manifest_seconds(run_dir: Path) -> dict:
 
 JOB_LOOP = """
 import sys, time
-from safeclf.jobs import run_job
-from safeclf.runner import payloads
-from safeclf.spec import expand, load_spec
+from safeclf.execution.job import run_job
+from safeclf.execution.runner import payloads
+from safeclf.spec.schema import expand, load_spec
 spec = load_spec(sys.argv[1], None)
 jobs = payloads(spec, expand(spec))
 for p in jobs[:20]:

@@ -67,7 +67,7 @@ __version__ = "0.1.0"
 #: The public Python API, imported on first use so that ``import safeclf`` (and the command
 #: line's start-up) stays cheap: name -> module defining it.
 _LAZY = {"run": "safeclf.api", "load_run": "safeclf.api", "Run": "safeclf.api",
-         "read_spec": "safeclf.api", "Spec": "safeclf.spec", "SafeclfError": "safeclf.errors",
+         "read_spec": "safeclf.api", "Spec": "safeclf.spec.schema", "SafeclfError": "safeclf.errors",
          "SpecError": "safeclf.errors", "DataError": "safeclf.errors"}
 
 __all__ = ["DataError", "Run", "SafeclfError", "Spec", "SpecError", "__version__", "estimators",

@@ -1,8 +1,8 @@
 """The Python entry point: :func:`run` a spec, :func:`load_run` a finished run folder.
 
 The ``safeclf`` command is a thin layer over the same calls: both validate the spec the same
-way, run the jobs through :func:`safeclf.runner.run` and write the same run folder; a
-:class:`Run` is that folder read back (:func:`safeclf.run_folder.load_run`), so its tables are
+way, run the jobs through :func:`safeclf.execution.runner.run` and write the same run folder; a
+:class:`Run` is that folder read back (:func:`safeclf.store.folder.load_run`), so its tables are
 the files the command line wrote.
 """
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from safeclf.spec import Spec
+    from safeclf.spec.schema import Spec
 
 
 @dataclass
@@ -85,7 +85,7 @@ class Run:
         """The fitted pipeline (preprocessing and estimator) saved for ``job``, checked as
         ``safeclf predict`` checks it. The run must have been made with ``save_models: true``.
         """
-        from safeclf import models
+        from safeclf.store import models
 
         path, meta_path = models.model_paths(self.path, job)
         if not path.is_file():
@@ -103,7 +103,7 @@ class Run:
         return f"<Run {self.name!r}: {ok}/{len(self.metrics)} jobs ok{met}; {self.path}>"
 
     def _repr_html_(self) -> str:  # Jupyter
-        from safeclf.report import render_tables
+        from safeclf.report.html import render_tables
 
         return render_tables(self)
 
@@ -129,8 +129,8 @@ def load_run(path: str | Path) -> Run:
     """
     import pandas as pd
 
-    from safeclf import run_folder
-    from safeclf.paths import inside
+    from safeclf.store import folder as run_folder
+    from safeclf._utils.paths import inside
 
     path = Path(path)
     spec, manifest, metrics = run_folder.load_run(path)
@@ -149,10 +149,10 @@ def load_run(path: str | Path) -> Run:
 
 def read_spec(spec: str | Path | Mapping[str, Any] | Spec, profile: str | None = None,
               overrides: Sequence[str] = ()) -> Spec:
-    """A checked :class:`~safeclf.spec.Spec` from a YAML path, a mapping or a ``Spec``, with
+    """A checked :class:`~safeclf.spec.schema.Spec` from a YAML path, a mapping or a ``Spec``, with
     ``profile`` and ``overrides`` applied as the command line applies them. Relative data paths
     in a mapping are taken from the current folder (from the file's folder for a path)."""
-    from safeclf import spec as specs
+    from safeclf.spec import schema as specs
 
     if isinstance(spec, (str, Path)):
         return specs.load_spec(spec, profile, overrides=list(overrides))
@@ -180,7 +180,7 @@ def run(spec: str | Path | Mapping[str, Any] | Spec, *, jobs: int = -1,
 
     Parameters
     ----------
-    spec : str, pathlib.Path, dict or safeclf.spec.Spec
+    spec : str, pathlib.Path, dict or safeclf.spec.schema.Spec
         A YAML file, the same content as a dict, or a parsed spec.
     jobs : int, default -1
         Parallel workers (-1: all cores). ``--jobs``.
@@ -228,8 +228,8 @@ def run(spec: str | Path | Mapping[str, Any] | Spec, *, jobs: int = -1,
     >>> list(r.summary.columns[:3])
     ['dataset', 'method', 'params']
     """
-    from safeclf.runner import Options
-    from safeclf.runner import run as run_spec
+    from safeclf.execution.runner import Options
+    from safeclf.execution.runner import run as run_spec
 
     given = None if spec is None and resume is not None else spec
     if given is not None and not isinstance(given, (str, Path)):

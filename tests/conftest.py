@@ -55,7 +55,7 @@ def tiny_spec(write_spec):
 
 @pytest.fixture
 def cli():
-    from safeclf.cli import app
+    from safeclf.cli.app import app
 
     runner = CliRunner()
 

@@ -424,7 +424,7 @@ def test_alias_bomb_is_refused_quickly(tmp_path):
     import tracemalloc
 
     from safeclf.errors import SpecError
-    from safeclf.spec import read_yaml
+    from safeclf.spec.schema import read_yaml
 
     spec = tmp_path / "bomb.yaml"
     spec.write_text("a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -438,7 +438,7 @@ def test_alias_bomb_is_refused_quickly(tmp_path):
 
 
 def test_anchors_within_the_bound_still_work(tmp_path):
-    from safeclf.spec import read_yaml
+    from safeclf.spec.schema import read_yaml
 
     spec = tmp_path / "spec.yaml"
     spec.write_text("base: &b {C: 1}\nmethods: [{method: svm, params: *b}, {method: svm, params: *b}]\n"
@@ -488,7 +488,7 @@ def test_unreachable_scheduler_leaves_no_run_folder(cli, tiny_spec, tmp_path, mo
     pytest.importorskip("distributed")
     import socket
 
-    from safeclf import runner
+    from safeclf.execution import runner
 
     monkeypatch.setattr(runner, "CONNECT_TIMEOUT", "1s")
     with socket.socket() as sock:  # a port nobody listens on
@@ -503,7 +503,7 @@ def test_unreachable_scheduler_leaves_no_run_folder(cli, tiny_spec, tmp_path, mo
 
 
 def test_interrupt_hint_names_the_run_folder(cli, tiny_spec, tmp_path, monkeypatch):
-    from safeclf import runner
+    from safeclf.execution import runner
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -525,7 +525,7 @@ def test_git_state_is_read_without_taking_the_index_lock(tmp_path):
 
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
-    from safeclf.run_folder import _git_commit
+    from safeclf.store.folder import _git_commit
 
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -594,7 +594,7 @@ def test_debug_shows_traceback(tmp_path):
     """--debug re-raises, so the traceback is there for developers."""
     from typer.testing import CliRunner
 
-    from safeclf.cli import app
+    from safeclf.cli.app import app
 
     spec = tmp_path / "spec.yaml"
     spec.write_text(BASE.replace("method: svm", "method: svn"))

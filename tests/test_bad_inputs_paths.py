@@ -56,7 +56,7 @@ def made(tmp_path_factory):
     certified model deployed from it, made once for the module."""
     from typer.testing import CliRunner
 
-    from safeclf.cli import app
+    from safeclf.cli.app import app
 
     base = tmp_path_factory.mktemp("paths-catalogue")
     (base / "data.csv").write_text(_data())
@@ -343,7 +343,8 @@ def test_report_embeds_nothing_of_a_file_outside_the_run(made, tmp_path, cli):
     """A run folder whose plot is a symlink to a file outside it: ``safeclf report`` refuses
     it in one line, and report.html holds neither the file's text nor its base64 (the form a
     plot is embedded in), before or after; the Python API refuses it the same way."""
-    from safeclf import api, report
+    from safeclf import api
+    from safeclf.report import html as report
     from safeclf.errors import SpecError
 
     c = Case(tmp_path, made)
@@ -374,7 +375,9 @@ def test_report_embeds_nothing_of_a_file_outside_the_run(made, tmp_path, cli):
 
 def test_without_the_check_the_plot_would_be_embedded(made, tmp_path, monkeypatch):
     """The report test's premise: a symlinked plot is what the renderer would embed."""
-    from safeclf import api, paths, report
+    from safeclf import api
+    from safeclf._utils import paths
+    from safeclf.report import html as report
 
     c = Case(tmp_path, made)
     c.link("plots/bar_test_error.svg", c.secret)
@@ -403,7 +406,7 @@ def test_ordinary_links_are_not_refused(made, tmp_path, cli):
 def test_predict_writes_both_files_or_neither(tmp_path, monkeypatch):
     """--out and --bad-rows are written together: when the second cannot be written after the
     checks passed (a disk that fills), the first is not replaced either."""
-    from safeclf import run_folder
+    from safeclf.store import folder as run_folder
 
     first, second = tmp_path / "p.csv", tmp_path / "bad.csv"
     first.write_text("old\n")

@@ -16,7 +16,7 @@ from test_bad_inputs import BASE, _csv, run_and_validate
 
 # --------------------------------------------------------------------------------------------
 # parameters: every registered method's numeric parameters, checked by the estimator's own
-# constraints (safeclf.plugin.MethodPlugin.check_params) before any data is loaded
+# constraints (safeclf.plugins.contract.MethodPlugin.check_params) before any data is loaded
 
 #: Numeric parameters of each method (fairlearn_eg needs an extra that CI does not install;
 #: its parameters are checked the same way).
@@ -79,7 +79,7 @@ def _param_cases():
 
 def test_the_table_lists_every_numeric_parameter():
     """NUMERIC is complete: every registered method's int or float parameters (defaults)."""
-    from safeclf import registry
+    from safeclf.plugins import registry
 
     for name in registry.method_names():
         if name == "fairlearn_eg":
@@ -90,7 +90,7 @@ def test_the_table_lists_every_numeric_parameter():
 
 
 # --------------------------------------------------------------------------------------------
-# parameters and data every job would fail on, found at preflight (safeclf/preflight.py)
+# parameters and data every job would fail on, found at preflight (safeclf/execution/preflight.py)
 
 IRIS_STD = BASE.replace("- dataset: iris", "- dataset: iris\n    preprocess: standardize")
 
@@ -522,7 +522,7 @@ def test_mlflow_server_that_does_not_answer_fails_fast(tmp_path, cli, monkeypatc
     pytest.importorskip("mlflow")
     import socket
 
-    from safeclf import tracking
+    from safeclf.store import mlflow as tracking
 
     monkeypatch.setattr(tracking, "TIMEOUT", 0.5)
     with socket.socket() as listener:
@@ -581,7 +581,7 @@ def test_good_options_pass_validate(tmp_path, cli):
 
 def test_a_spec_without_error_gets_a_plot_of_its_own_metric(tmp_path, cli):
     """The implicit plot follows the metrics asked for: no error, no test_error plot."""
-    from safeclf.spec import load_spec
+    from safeclf.spec.schema import load_spec
 
     spec = tmp_path / "spec.yaml"
     spec.write_text(BASE + "metrics: [balanced_accuracy]\n")

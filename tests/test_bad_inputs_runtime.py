@@ -61,8 +61,8 @@ def runs(tmp_path_factory):
     job failed at fit: the svm and logreg plugins' fit raise), made once for the module."""
     from typer.testing import CliRunner
 
-    from safeclf.cli import app
-    from safeclf.plugin import MethodPlugin
+    from safeclf.cli.app import app
+    from safeclf.plugins.contract import MethodPlugin
 
     base = tmp_path_factory.mktemp("catalogue-runs")
     spec = base / "spec.yaml"
@@ -191,7 +191,7 @@ def test_deploy_refuses_a_model_the_run_flagged_degenerate(cli, tmp_path, runs):
         {True: "predicts `setosa` for 100.0 % of the test rows", False: None})
     import pyarrow.parquet as pq
 
-    from safeclf.run_folder import parquet_table
+    from safeclf.store.folder import parquet_table
 
     table.to_csv(run / "metrics.csv", index=False)
     pq.write_table(parquet_table(table), run / "metrics.parquet")
@@ -587,7 +587,7 @@ FULL_DISK = [  # (id, how the disk fills, records written before it, workers)
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names open files through /proc")
 @pytest.mark.parametrize("case", FULL_DISK, ids=[c[0] for c in FULL_DISK])
 def test_full_disk_leaves_a_resumable_run(case, cli, tmp_path, monkeypatch):
-    from safeclf.result import JobResult
+    from safeclf.store.result import JobResult
 
     _, fill, n_records, workers = case
     spec = tmp_path / "spec.yaml"

@@ -8,12 +8,12 @@ import pytest
 from scipy.stats import binom
 from sklearn.linear_model import LogisticRegression
 
-from safeclf import bounds as B
-from safeclf import shortfall as S
-from safeclf.certified import CertifiedClassifier
-from safeclf.groups import intersect
+from safeclf.guarantees import bounds as B
+from safeclf.guarantees import shortfall as S
+from safeclf.guarantees.certify.threshold import CertifiedClassifier
+from safeclf.guarantees.groups import intersect
 from safeclf.methods.ramp.rates import parse_constraints
-from safeclf.promises import Evidence, Promise, Quantity
+from safeclf.guarantees.promises import Evidence, Promise, Quantity
 
 GROUPS = np.array(["a", "b", "c"])
 
@@ -174,7 +174,7 @@ def test_an_estimate_beyond_the_bound_needs_a_looser_bound_not_more_rows():
 
 def test_the_certified_limit_is_the_tests_own_comparison():
     """The limit said in the message decides exactly as the test does."""
-    from safeclf import ltt
+    from safeclf.guarantees import ltt
 
     bnd = B.get("clopper_pearson")
     rng = np.random.default_rng(11)

@@ -1,11 +1,11 @@
-"""safeclf.blas: one BLAS thread inside the block, the previous limits restored after it."""
+"""safeclf._utils.blas: one BLAS thread inside the block, the previous limits restored after it."""
 
 from __future__ import annotations
 
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from safeclf.blas import one_blas_thread
+from safeclf._utils.blas import one_blas_thread
 
 
 def _blas_threads():

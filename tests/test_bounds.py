@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from safeclf import bounds
+from safeclf.guarantees import bounds
 
 NS = [10, 11, 25, 60, 150, 400, 1_000, 3_000, 10_000, 30_000, 100_000]
 DELTAS = [0.01, 0.05, 0.2]

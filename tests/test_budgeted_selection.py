@@ -10,13 +10,13 @@ import pytest
 from sklearn.linear_model import SGDClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from safeclf import registry
+from safeclf.plugins import registry
 from safeclf.datasets.nested import load_nested
 from safeclf.errors import SpecError
 from safeclf.methods.selection import BudgetedSelection, plugin
 from safeclf.methods.selection.penalty import coarse_grid, grid_size_bound, optimistic_criterion
 from safeclf.methods.selection.plots import budget_share
-from safeclf.plugin import MethodPlugin
+from safeclf.plugins.contract import MethodPlugin
 
 LOGREG = {"method": "logreg", "params": {"C": 1.0, "max_iter": 300}, "incremental": "refit"}
 
@@ -230,7 +230,7 @@ def test_oracle_needs_hindsight_data(nested):
 
 def test_plugin_passes_test_part_as_hindsight(nested):
     X, y, Xt, yt, _ = nested
-    from safeclf.data import Part, Task
+    from safeclf.data.task import Part, Task
 
     task = Task("nested", Part(X, y), Part(Xt, yt))
     est = plugin.build({"classes": prefix_classes([2, 12]), "procedure": "uniform",

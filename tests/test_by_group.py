@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from group_data import three_groups
 
-from safeclf import by_group
+from safeclf.report import by_group
 from safeclf.datasets.tabular import load_csv
-from safeclf.promises import clopper_pearson, katz_ratio
+from safeclf.guarantees.promises import clopper_pearson, katz_ratio
 
 
 @pytest.fixture
@@ -129,8 +129,8 @@ metrics: [error, fairness_ratio]
 """)
     from rich.console import Console
 
-    from safeclf.console import print_outcome
-    from safeclf.runner import Options, run
+    from safeclf.cli.console import print_outcome
+    from safeclf.execution.runner import Options, run
 
     validated = cli("validate", spec)
     assert "min over groups / max over groups of s_p (3 groups" in validated.output

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binom
 from sklearn.linear_model import LogisticRegression
 
-from safeclf.certified import CertifiedClassifier, NoSolution
+from safeclf.guarantees.certify.threshold import CertifiedClassifier, NoSolution
 
 GROUPS = np.array(["a", "b", "c"])
 
@@ -28,7 +28,7 @@ def population():
 
 
 def _fits(promises, seeds, n, delta, **kw):
-    from safeclf.blas import one_blas_thread
+    from safeclf._utils.blas import one_blas_thread
 
     for seed in seeds:
         X, y, g = draw(n, np.random.default_rng(seed))

@@ -1,4 +1,4 @@
-"""Certified training's choice among a plugin's settings (safeclf/certify.py): the predicted
+"""Certified training's choice among a plugin's settings (safeclf/guarantees/certify/training.py): the predicted
 safety test, the choice rule, and ramp's ``lam: auto`` as a list of settings."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from group_data import two_groups
 
-from safeclf import certify as C
-from safeclf import promises as P
-from safeclf.data import Part, Task
+from safeclf.guarantees.certify import training as C
+from safeclf.guarantees import promises as P
+from safeclf.data.task import Part, Task
 
 
 def _ratio_promise(bound=0.8, sense=">="):
@@ -166,7 +166,7 @@ def test_the_bound_of_certified_training_is_selectable():
     """``certify: {bound: hoeffding}`` reaches the tightening and the safety test: Hoeffding's
     half-widths are wider than Clopper–Pearson's, so it asks the candidate for more (a larger
     κ'), and the record and the promise name the bound."""
-    from safeclf import bounds as B
+    from safeclf.guarantees import bounds as B
     from safeclf.methods.ramp import plugin
 
     assert C.tightened_rate(0.1, "<=", 1000, 0.05, B.get("hoeffding")) < \

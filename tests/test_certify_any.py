@@ -1,5 +1,5 @@
 """Every scoring method of ``safeclf methods`` certified post hoc (``certify: {how:
-threshold}``, safeclf/posthoc.py) for a rate, a per-group rate and a fairness ratio over three
+threshold}``, safeclf/guarantees/certify/posthoc.py) for a rate, a per-group rate and a fairness ratio over three
 groups: the certified rule keeps the joint promise on a 100,000-row sample of the population in
 all but a share δ of training draws (within binomial noise), through the plugins as the runner
 fits them; and the runner's route end to end (saved model, predict, no solution)."""
@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from safeclf import registry
-from safeclf.blas import one_blas_thread
-from safeclf.data import Part, Task
-from safeclf.posthoc import certified_fit
-from safeclf.promises import rate_value
-from safeclf.uncertainty import Uncertainty
+from safeclf.plugins import registry
+from safeclf._utils.blas import one_blas_thread
+from safeclf.data.task import Part, Task
+from safeclf.guarantees.certify.posthoc import certified_fit
+from safeclf.guarantees.promises import rate_value
+from safeclf.data.uncertainty import Uncertainty
 
 GROUPS = np.array(["a", "b", "c"])
 DELTA = 0.1
@@ -105,10 +105,10 @@ def test_every_scoring_method_is_covered():
 def test_fast_methods_keep_the_promise_in_all_but_delta_of_draws(kind, population):
     """Many draws, the fast methods in turn: failures beyond the 99.9 % binomial quantile at δ
     would be a defect; most draws certify a rule, and not by predicting nothing. A draw whose
-    certified rules are all degenerate on the training rows (safeclf.trivial) ends in no
+    certified rules are all degenerate on the training rows (safeclf.guarantees.trivial) ends in no
     solution by design: it counts as certified, and no returned rule is degenerate on the
     population (group_rate, seeds 1000-1029: 19 returned, 3 refused as degenerate)."""
-    from safeclf import trivial
+    from safeclf.guarantees import trivial
 
     trials, failures, solved, values = (20 if kind == "ratio" else 30), 0, 0, []
     refused = 0
@@ -173,7 +173,7 @@ def test_a_certified_run_keeps_a_model_that_predicts_with_the_certified_rule(tmp
 
     import pandas as pd
 
-    from safeclf import models
+    from safeclf.store import models
 
     spec = tmp_path / "s.yaml"
     spec.write_text(_spec(tmp_path, """  - method: logreg
@@ -191,7 +191,7 @@ def test_a_certified_run_keeps_a_model_that_predicts_with_the_certified_rule(tmp
     assert set(promises.kind) == {"high_confidence"}
     job = table.job[0]
     meta = json.loads((run / "models" / f"{job}.json").read_text())
-    assert meta["estimator"] == "safeclf.certified.CertifiedClassifier"
+    assert meta["estimator"] == "safeclf.guarantees.certify.threshold.CertifiedClassifier"
     assert meta["certificate"]["how"] == "threshold" and "per_group" in meta["certificate"]["rule"]
     predicted = tmp_path / "pred.csv"
     assert cli("predict", run, "--job", job, "--data", _csv(tmp_path), "--out",
@@ -252,7 +252,7 @@ def test_declared_promises_without_certify_are_checked_as_declared(tmp_path, cli
     out = tmp_path / "runs"
     assert cli("run", spec, "--out", out, "-j", "1").exit_code == 0
     promises = pd.read_csv(next(out.iterdir()) / "promises.csv")
-    # three groups: one promise per group against the privileged one (safeclf.groups)
+    # three groups: one promise per group against the privileged one (safeclf.guarantees.groups)
     assert list(promises.promise) == ["declared_fairness_ratio_b", "declared_fairness_ratio_c"]
     assert list(promises.kind) == ["declared", "declared"]
     assert set(promises.verdict) <= {"holds", "violated", "inconclusive"}
@@ -262,8 +262,8 @@ def test_a_method_that_cannot_score_is_refused():
     from sklearn.base import BaseEstimator, ClassifierMixin
 
     from safeclf.errors import SpecError
-    from safeclf.plugin import MethodPlugin
-    from safeclf.spec import MethodEntry, _check_certify
+    from safeclf.plugins.contract import MethodPlugin
+    from safeclf.spec.schema import MethodEntry, _check_certify
 
     class Labels(ClassifierMixin, BaseEstimator):  # predict only
         def fit(self, X, y):

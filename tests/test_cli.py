@@ -9,7 +9,7 @@ from safeclf import __version__
 
 
 def test_help_imports_no_heavy_library():
-    code = ("import sys, safeclf.cli; heavy = [m for m in ('numpy', 'pandas', 'sklearn', 'scipy',"
+    code = ("import sys, safeclf.cli.app; heavy = [m for m in ('numpy', 'pandas', 'sklearn', 'scipy',"
             " 'matplotlib', 'cvxpy', 'pydantic', 'joblib') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

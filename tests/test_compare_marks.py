@@ -9,13 +9,13 @@ from io import StringIO
 import pandas as pd
 import yaml
 
-from safeclf import promises as P
+from safeclf.guarantees import promises as P
 
 
 def _run(folder, name, start, certify_delta=None, constraints_kappa=(0.5, 0.8)):
     """A finished run folder written by hand: ramp (a grid over long constraint lists and
     lam) and a certified ramp, two seeds, with its promises."""
-    from safeclf import promise_report
+    from safeclf.report import verdicts as promise_report
 
     folder.mkdir(parents=True)
     methods = [{"method": "ramp", "name": "ramp"},

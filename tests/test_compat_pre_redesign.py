@@ -23,7 +23,7 @@ def _copy(tmp_path) -> Path:
 def test_its_model_files_load_and_predict():
     from sklearn.datasets import load_breast_cancer
 
-    from safeclf import models
+    from safeclf.store import models
 
     X, y = load_breast_cancer(return_X_y=True)
     seen = set()

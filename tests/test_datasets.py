@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from safeclf.errors import DataError
-from safeclf.jobs import split_task
-from safeclf.registry import get_dataset
+from safeclf.execution.job import split_task
+from safeclf.plugins.registry import get_dataset
 
 
 def test_adult_has_the_papers_split_and_groups():
@@ -61,7 +61,7 @@ def test_own_data_example_validates_from_another_folder(tmp_path, monkeypatch):
 
     from typer.testing import CliRunner
 
-    from safeclf.cli import app
+    from safeclf.cli.app import app
 
     config = Path(__file__).resolve().parents[1] / "configs" / "own_data.yaml"
     monkeypatch.chdir(tmp_path)

@@ -44,7 +44,7 @@ def imputed_run(tmp_path_factory):
     """A run on data with empty cells, imputed with the median, then standardized."""
     from typer.testing import CliRunner
 
-    from safeclf.cli import app
+    from safeclf.cli.app import app
 
     base = tmp_path_factory.mktemp("imputed")
     _csv().to_csv(base / "data.csv", index=False)
@@ -63,9 +63,9 @@ def _job(run, method="logreg", seed=0):
 
 
 def test_the_imputer_is_fitted_on_the_training_part_and_kept_in_the_model(imputed_run):
-    from safeclf.jobs import load_dataset, split_task
-    from safeclf.models import load
-    from safeclf.spec import read_yaml
+    from safeclf.execution.job import load_dataset, split_task
+    from safeclf.store.models import load
+    from safeclf.spec.schema import read_yaml
 
     table = pd.read_csv(imputed_run / "metrics.csv")
     assert set(table.status) == {"ok"}
@@ -90,7 +90,7 @@ def test_the_imputer_is_fitted_on_the_training_part_and_kept_in_the_model(impute
 
 def test_predict_imputes_empty_numeric_cells_with_the_training_statistic(imputed_run, tmp_path,
                                                                          cli):
-    from safeclf.models import load
+    from safeclf.store.models import load
 
     job = _job(imputed_run)
     pipeline = load(imputed_run / "models" / f"{job}.skops")
@@ -158,7 +158,7 @@ def test_deploy_refits_an_uncertified_method_on_all_rows(imputed_run, tmp_path, 
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
-    from safeclf.models import load
+    from safeclf.store.models import load
 
     out = tmp_path / "model"
     result = cli("deploy", imputed_run, "--method", "logreg", "--out", out)

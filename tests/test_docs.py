@@ -101,7 +101,7 @@ def _run_command(args: list[str], cli, where: str, page_text: str) -> None:
         import typer
 
         from safeclf.api import read_spec
-        from safeclf.cli import app
+        from safeclf.cli.app import app
         from safeclf.errors import SpecError
 
         command = typer.main.get_command(app).commands["run"]

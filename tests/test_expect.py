@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from safeclf.expect import evaluate
-from safeclf.spec import parse
+from safeclf.report.expect import evaluate
+from safeclf.spec.schema import parse
 
 
 def _table():

@@ -1,9 +1,9 @@
-"""The one resolver of privileged / protected groups (safeclf.groups) and its users."""
+"""The one resolver of privileged / protected groups (safeclf.guarantees.groups) and its users."""
 
 import numpy as np
 import pytest
 
-from safeclf import groups as G
+from safeclf.guarantees import groups as G
 from safeclf.errors import DataError
 
 
@@ -50,7 +50,7 @@ def _fair_data(n=600, seed=0):
 
 
 def test_ramp_uses_the_dataset_direction_and_keeps_it_on_test_data():
-    from safeclf.data import Part, Task
+    from safeclf.data.task import Part, Task
     from safeclf.methods.ramp import RampClassifier, plugin
 
     X, y, g = _fair_data()

@@ -1,5 +1,5 @@
-"""The tests Learn-then-Test uses to compare two groups' rates (safeclf/ltt.py,
-safeclf/pairtest.py): the exact unconditional test is valid, checked by summing the binomial
+"""The tests Learn-then-Test uses to compare two groups' rates (safeclf/guarantees/ltt.py,
+safeclf/guarantees/pairtest.py): the exact unconditional test is valid, checked by summing the binomial
 law exactly over every pair of counts (no simulation), at least as powerful as the union of two
 one-sided bounds over a grid of alternatives, and its decisions monotone in the counts."""
 
@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from safeclf import ltt, pairtest
-from safeclf.bounds import BOUNDS
+from safeclf.guarantees import ltt
+from safeclf.guarantees import pairtest
+from safeclf.guarantees.bounds import BOUNDS
 
 CP = BOUNDS["clopper_pearson"]
 #: (kind, sense, bound) of a comparison: ratio ≥ κ and ≤ u (a band's two sides), a difference
@@ -139,8 +140,8 @@ def test_the_envelope_bounds_the_tail_on_the_null_segment():
 def test_shortfall_limit_inverts_the_test_used(kind, sense, b):
     """A no-solution's certified limit is on the promised side of the bound exactly when the
     exact test certifies the promise, and the test certifies at that limit."""
-    from safeclf import shortfall
-    from safeclf.promises import Evidence, Promise, Quantity
+    from safeclf.guarantees import shortfall
+    from safeclf.guarantees.promises import Evidence, Promise, Quantity
 
     q = Quantity(kind=kind, event="predicted_positive", groups="groups", privileged="M")
     p = Promise(name="x", quantity=q, sense=sense, bound=b, kind="declared", statement="x",

@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import binom, multivariate_normal
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from safeclf.data import Task
+from safeclf.data.task import Task
 from safeclf.datasets.mcsvm import load_gaussian_priors
 from safeclf.errors import DataError, SpecError
 from safeclf.methods.mcsvm import MultiCostSVM, plugin

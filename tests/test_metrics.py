@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from safeclf.metrics import METRICS, Outputs, evaluate, fairness_ratio
+from safeclf.guarantees.metrics import METRICS, Outputs, evaluate, fairness_ratio
 
 
 def _out(y, pred, **kw):
@@ -27,7 +27,7 @@ def test_binary_rates_count_the_larger_label_as_positive():
 def test_fairness_ratio_and_churn():
     pred = np.array([1, 1, 0, 0, 1, 0, 0, 0])
     groups = np.array(["M", "M", "M", "M", "F", "F", "F", "F"])
-    # protected / privileged (safeclf.groups); undirected: min / max
+    # protected / privileged (safeclf.guarantees.groups); undirected: min / max
     assert fairness_ratio(pred, groups, 1, privileged="M") == pytest.approx(0.25 / 0.5)
     assert fairness_ratio(pred, groups, 1, privileged="F") == pytest.approx(0.5 / 0.25)
     assert fairness_ratio(pred, groups, 1) == pytest.approx(0.5)

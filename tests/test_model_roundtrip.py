@@ -1,5 +1,5 @@
 """Every registered method's fitted model is saved within the trusted types and loads back to
-the same predictions: the allow-list of :mod:`safeclf.model_trust` covers what safeclf
+the same predictions: the allow-list of :mod:`safeclf.store.trust` covers what safeclf
 writes, and nothing more is needed."""
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ methods:
 def saved_runs(tmp_path_factory):
     from typer.testing import CliRunner
 
-    from safeclf.cli import app
+    from safeclf.cli.app import app
 
     root = tmp_path_factory.mktemp("roundtrip")
     (root / "data.csv").write_text(GROUP_CSV)
@@ -123,7 +123,7 @@ def saved_runs(tmp_path_factory):
 
 
 def test_every_registered_method_is_covered(saved_runs):
-    from safeclf import registry
+    from safeclf.plugins import registry
 
     covered = {json.loads(meta.read_text())["job"]["plugin"]
                for run in saved_runs.values() for meta in (run / "models").glob("*.json")}
@@ -132,10 +132,10 @@ def test_every_registered_method_is_covered(saved_runs):
 
 
 def test_saved_models_load_and_predict_as_in_their_job(saved_runs):
-    from safeclf import models
-    from safeclf.jobs import load_dataset, preprocess, split_task
-    from safeclf.model_trust import TRUSTED_TYPES, check_file
-    from safeclf.spec import read_yaml
+    from safeclf.store import models
+    from safeclf.execution.job import load_dataset, preprocess, split_task
+    from safeclf.store.trust import TRUSTED_TYPES, check_file
+    from safeclf.spec.schema import read_yaml
 
     n = 0
     for run in saved_runs.values():
@@ -166,7 +166,7 @@ def test_every_trusted_name_is_a_real_type():
     (``NoneType`` is how skops names None)."""
     import importlib
 
-    from safeclf.model_trust import TRUSTED_TYPES
+    from safeclf.store.trust import TRUSTED_TYPES
 
     for name in sorted(TRUSTED_TYPES - {"builtins.NoneType"}):
         module, _, attr = name.rpartition(".")

@@ -33,7 +33,7 @@ def good(tmp_path):
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
-    from safeclf import models
+    from safeclf.store import models
 
     X = np.array([[i % 7, (i * 3) % 11] for i in range(40)], float)
     y = (X[:, 0] > 3).astype(int)
@@ -188,8 +188,8 @@ FORGED = {
     "sklearn-prefix-not-a-prefix": (lambda s: _retype(s, SCALER, "sklearn.utils._testing",
                                                       "assert_run_python_script_without_output"),
                                      "assert_run_python_script_without_output"),
-    "safeclf-prefix-not-a-prefix": (lambda s: _retype(s, SCALER, "safeclf.runner", "run"),
-                                    "'safeclf.runner.run'"),
+    "safeclf-prefix-not-a-prefix": (lambda s: _retype(s, SCALER, "safeclf.execution.runner", "run"),
+                                    "'safeclf.execution.runner.run'"),
     "reduce-loader": (lambda s: _retype(s, SCALER, "builtins", "eval",
                                         "ConstructorFromReduceNode"), "ConstructorFromReduceNode"),
     "function-loader-on-trusted-name": (lambda s: _retype(s, SCALER, "sklearn.pipeline",
@@ -232,7 +232,7 @@ def test_an_archive_without_a_schema(good, tmp_path, cli, marker):
 
 
 def test_a_schema_larger_than_the_bound_is_not_read(good, tmp_path, cli, marker, monkeypatch):
-    from safeclf import model_trust
+    from safeclf.store import trust as model_trust
 
     monkeypatch.setattr(model_trust, "MAX_SCHEMA_BYTES", 1000)
     _refused(_predict(cli, tmp_path, good["run"]), tmp_path, marker, "larger than")

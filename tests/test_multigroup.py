@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from group_data import three_groups
 
-from safeclf import groups as G
+from safeclf.guarantees import groups as G
 from safeclf.errors import DataError
 from safeclf.methods.ramp.estimator import RampClassifier
 from safeclf.methods.ramp.promises import constraint_promises, tightened_params
 from safeclf.methods.ramp.rates import FitData, expand_constraints, parse_constraints
-from safeclf.promises import Evidence, Promise, Quantity, interval, judge, rate_evidence, verdict
+from safeclf.guarantees.promises import Evidence, Promise, Quantity, interval, judge, rate_evidence, verdict
 
 KAPPA = 0.8
 
@@ -141,7 +141,7 @@ def test_tightened_params_per_pair(data):
 
 
 def test_fairness_metric_with_three_groups_is_the_worst_group_against_the_privileged():
-    from safeclf.metrics import fairness_ratio
+    from safeclf.guarantees.metrics import fairness_ratio
 
     g = np.array(["a"] * 10 + ["b"] * 10 + ["c"] * 10)
     pred = np.r_[np.ones(5), np.zeros(5), np.ones(3), np.zeros(7), np.ones(8), np.zeros(2)]

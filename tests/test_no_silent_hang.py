@@ -55,7 +55,7 @@ class _Done:
 
 
 def test_plain_progress_speaks_while_a_long_job_runs_and_at_the_end():
-    from safeclf.runner import _plain_progress
+    from safeclf.execution.runner import _plain_progress
 
     log = _Log()
     with _plain_progress(log, total=2, already=0, every=0.02, silence=0.05) as tick:

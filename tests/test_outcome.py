@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from safeclf import outcome
+from safeclf.guarantees import outcome
 from safeclf.datasets.tabular import load_csv
 from safeclf.errors import DataError
 
@@ -123,7 +123,7 @@ def test_which_quantities_depend_on_the_favourable_label():
 
 
 def test_built_in_datasets_state_their_outcome():
-    from safeclf import registry
+    from safeclf.plugins import registry
 
     for name, params, positive in (("gaussians", {"mean_pos": [1, 0], "mean_neg": [-1, 0]},
                                     "1"), ("checkerboard", {"n_samples": 100}, "1"),
@@ -158,7 +158,7 @@ def both_ways(tmp_path_factory):
     """The same file run with positive: approve and with positive: deny."""
     from typer.testing import CliRunner
 
-    from safeclf.cli import app
+    from safeclf.cli.app import app
 
     tmp = tmp_path_factory.mktemp("outcome")
     runner = CliRunner()
@@ -265,8 +265,8 @@ def test_the_reference_group_is_the_same_on_every_seed(cli, tmp_path):
     """No privileged group declared, two groups whose training splits disagree on which is
     most often positive: the reference is chosen once on all the rows, so every job's
     promise and by-group pair compares in the same direction."""
-    from safeclf import groups as G
-    from safeclf.jobs import split_task
+    from safeclf.guarantees import groups as G
+    from safeclf.execution.job import split_task
 
     data = _even(tmp_path / "even.csv")
     ds = load_csv(data, "y", group="g")

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from safeclf.errors import SpecError
-from safeclf.spec import check, expand, load_spec, parse, path_units
+from safeclf.spec.schema import check, expand, load_spec, parse, path_units
 
 SPEC = """
 name: path
@@ -78,7 +78,7 @@ def _table(run: Path) -> pd.DataFrame:
 
 
 def _run(write_spec, tmp_path, name, path, resume=None):
-    from safeclf.runner import Options, run
+    from safeclf.execution.runner import Options, run
 
     spec = write_spec(SPEC.format(path=path), f"{name}.yaml")
     out = run(spec if resume is None else None,
@@ -146,7 +146,7 @@ class _Steps:
 
 
 def test_fit_path_warm_starts_each_point_from_the_previous_and_restarts_after_a_failure():
-    from safeclf.plugin import MethodPlugin
+    from safeclf.plugins.contract import MethodPlugin
 
     class Plugin(MethodPlugin):
         def fit(self, estimator, task):
@@ -160,15 +160,15 @@ def test_fit_path_warm_starts_each_point_from_the_previous_and_restarts_after_a_
 
 
 def test_a_method_without_warm_start_fits_a_path_cold(write_spec):
-    from safeclf import registry
-    from safeclf.jobs import run_path
+    from safeclf.plugins import registry
+    from safeclf.execution.job import run_path
 
     spec = load_spec(write_spec("""
         name: p
         datasets: [{dataset: iris}]
         methods: [{method: logreg, params: {C: {grid: [0.1, 10]}}}]
         """))
-    from safeclf.runner import payloads
+    from safeclf.execution.runner import payloads
 
     records = run_path(payloads(spec, expand(spec)))
     assert [r.params["C"] for r in records] == [0.1, 10]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from safeclf.plots import BUILTIN, _figure, _with_values, axis_label
-from safeclf.result import JobResult
-from safeclf.run_folder import results_table
-from safeclf.spec import PlotEntry
+from safeclf.report.plots.builtin import BUILTIN, _figure, _with_values, axis_label
+from safeclf.store.result import JobResult
+from safeclf.store.folder import results_table
+from safeclf.spec.schema import PlotEntry
 
 
 def _frame(rows):
@@ -89,7 +89,7 @@ def test_log_axis_only_over_decades_of_positive_values(values, scale):
 def _spec(text):
     import yaml
 
-    from safeclf.spec import check, parse
+    from safeclf.spec.schema import check, parse
 
     spec = parse(yaml.safe_load(text))
     check(spec)
@@ -136,7 +136,7 @@ def _seldonian_frame():
 
 
 def test_seldonian_counts_trials_failures_and_solutions_per_size():
-    from safeclf.seldonian import curves
+    from safeclf.report.plots.seldonian import curves
 
     spec = _spec(SELDONIAN_SPEC)
     data = curves(_seldonian_frame(), spec.plots[0], spec)
@@ -149,7 +149,7 @@ def test_seldonian_counts_trials_failures_and_solutions_per_size():
 def test_seldonian_plot_draws_exact_binomial_intervals_and_delta():
     from scipy import stats
 
-    from safeclf.seldonian import seldonian
+    from safeclf.report.plots.seldonian import seldonian
 
     spec = _spec(SELDONIAN_SPEC)
     fig = seldonian(_seldonian_frame(), spec.plots[0], spec)
@@ -174,7 +174,7 @@ def test_seldonian_needs_training_sizes():
     import yaml
 
     from safeclf.errors import SpecError
-    from safeclf.spec import check, parse
+    from safeclf.spec.schema import check, parse
 
     data = yaml.safe_load(SELDONIAN_SPEC)
     del data["datasets"][1]["split"]
@@ -189,7 +189,7 @@ def test_seldonian_needs_training_sizes():
 
 
 def test_pareto_judges_a_ratio_by_its_distance_to_one():
-    from safeclf.frontier import better_default, pareto
+    from safeclf.report.plots.frontier import better_default, pareto
 
     points = [(0.8, 0.20), (1.6, 0.25), (1.0, 0.22), (0.7, 0.30)]
     assert better_default("test_fairness_ratio") == "one"
@@ -200,7 +200,7 @@ def test_pareto_judges_a_ratio_by_its_distance_to_one():
 
 
 def test_frontier_marks_certified_methods_and_the_frontier():
-    from safeclf.frontier import frontier
+    from safeclf.report.plots.frontier import frontier
 
     spec = _spec(SELDONIAN_SPEC)
     frame = _seldonian_frame()
@@ -217,8 +217,8 @@ def test_frontier_marks_certified_methods_and_the_frontier():
 def test_every_run_plot_is_drawn_in_the_one_style(tmp_path):
     import matplotlib
 
-    from safeclf.plot_style import PALETTE
-    from safeclf.plots import wanted_plots, write_plot
+    from safeclf.report.plots.style import PALETTE
+    from safeclf.report.plots.builtin import wanted_plots, write_plot
 
     spec = _spec(SELDONIAN_SPEC)
     before = matplotlib.rcParams["axes.prop_cycle"]

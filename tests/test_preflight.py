@@ -104,7 +104,7 @@ NAMED = {
 def test_a_misspelt_privileged_group_stops_before_running(cli, write_spec, tmp_path, method,
                                                           command):
     """A privileged group a method names itself is checked against the data's groups by the
-    one resolver (safeclf.groups) before any job: one line, exit 2; spelt right, it passes."""
+    one resolver (safeclf.guarantees.groups) before any job: one line, exit 2; spelt right, it passes."""
     import re
 
     data = tmp_path / "grouped.csv"
@@ -126,14 +126,14 @@ def test_a_misspelt_privileged_group_stops_before_running(cli, write_spec, tmp_p
 
 
 def _iris_task(how="none"):
-    from safeclf.jobs import load_dataset, preprocess, split_task
+    from safeclf.execution.job import load_dataset, preprocess, split_task
 
     entry = {"dataset": "iris", "params": {}, "split": {"test": 0.3}, "name": "iris"}
     return preprocess(split_task(load_dataset(entry), entry, 0, None), how)
 
 
 def test_wide_integers_are_found_at_any_depth():
-    from safeclf.preflight import WIDE_INT, wide_ints
+    from safeclf.execution.preflight import WIDE_INT, wide_ints
 
     assert wide_ints({"a": WIDE_INT - 1, "b": True, "c": 1.0e300}) == []
     assert wide_ints({"a": [1, {"b": -WIDE_INT}]}) == [("a[1].b", -WIDE_INT)]
@@ -142,10 +142,10 @@ def test_wide_integers_are_found_at_any_depth():
 def test_trial_fit_blames_an_integer_only_when_the_default_fits():
     """liblinear takes a C int: 2^31 fails in every job; L-BFGS takes any integer, so the same
     value for logreg passes; a slice too small for the method is not blamed on the integer."""
-    from safeclf import registry
+    from safeclf.plugins import registry
     from safeclf.errors import SpecError
-    from safeclf.plugin import MethodPlugin
-    from safeclf.preflight import trial_fit
+    from safeclf.plugins.contract import MethodPlugin
+    from safeclf.execution.preflight import trial_fit
 
     task = _iris_task()
     with pytest.raises(SpecError, match=r"^m\.max_iter is 2147483648, too large for method 'svm' "
@@ -165,10 +165,10 @@ def test_trial_fit_blames_an_integer_only_when_the_default_fits():
 def test_scaler_overflow_names_the_column(tmp_path):
     import numpy as np
 
-    from safeclf.data import Part, Task
+    from safeclf.data.task import Part, Task
     from safeclf.errors import DataError
-    from safeclf.jobs import preprocess
-    from safeclf.preflight import check_finite
+    from safeclf.execution.job import preprocess
+    from safeclf.execution.preflight import check_finite
 
     X = np.array([[1.0, 1e308], [2.0, 1e308], [3.0, 1.0], [4.0, 2.0]])
     y = np.array([0, 1, 0, 1])

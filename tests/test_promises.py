@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from safeclf import promises as P
-from safeclf.data import Part, Task
+from safeclf.guarantees import promises as P
+from safeclf.data.task import Part, Task
 
 
 # -- intervals and verdicts ------------------------------------------------------------------
@@ -86,7 +86,7 @@ def test_each_verdict_from_a_rate_promise(k, verdict):
     pred[:k] = 1  # k false positives among n negatives
     promise = P.Promise("fpr", "FPR ≤ 0.1", P.Quantity("rate", label="negative"), "<=", 0.1,
                         "high_confidence", "test", delta=0.05)
-    from safeclf.plugin import MethodPlugin
+    from safeclf.plugins.contract import MethodPlugin
 
     rec = P.check(MethodPlugin("fixed", _Fixed), [promise], _Fixed(pred), _task(y), 0.95)[0]
     assert rec["verdict"] == verdict and rec["n"] == n
@@ -197,7 +197,7 @@ def test_a_ramp_training_promise_gets_each_verdict_from_the_data_it_meets():
 
 def test_robust_socp_chance_constraint_holds_with_a_valid_bound():
     from safeclf.datasets.uncertain import load_uncertain_synthetic
-    from safeclf.jobs import split_task
+    from safeclf.execution.job import split_task
     from safeclf.methods.robust_socp import plugin
     from safeclf.methods.robust_socp.estimator import RobustSOCPClassifier
 
@@ -227,7 +227,7 @@ def test_robust_socp_chance_constraint_holds_with_a_valid_bound():
 
 
 def test_selection_and_baselines_promise_nothing_and_say_why():
-    from safeclf import registry
+    from safeclf.plugins import registry
 
     for name in ("svm", "logreg", "proset", "budgeted_selection", "zafar"):
         plugin = registry.get_method(name)
@@ -239,7 +239,7 @@ def test_selection_and_baselines_promise_nothing_and_say_why():
 
 # -- certified training ----------------------------------------------------------------------
 def test_a_certified_job_with_missing_rows_fails_with_one_line():
-    from safeclf.jobs import run_job
+    from safeclf.execution.job import run_job
 
     payload = {
         "job": {"id": "j", "dataset": "adultish", "method": "ramp", "plugin": "ramp",
@@ -258,7 +258,7 @@ def test_a_certified_job_without_solution_is_recorded_and_counted(tmp_path):
     ``no_solution = 1`` and promise columns with beyond = 0, and appear in promises.csv."""
     import pandas as pd
 
-    from safeclf.runner import Options, run
+    from safeclf.execution.runner import Options, run
 
     spec = tmp_path / "s.yaml"
     spec.write_text("""
@@ -289,8 +289,9 @@ expect:
 def test_bar_plot_draws_the_promised_bound_and_the_promise_plot_draws_intervals():
     import pandas as pd
 
-    from safeclf import plots, promise_report
-    from safeclf.spec import PlotEntry
+    from safeclf.report.plots import builtin as plots
+    from safeclf.report import verdicts as promise_report
+    from safeclf.spec.schema import PlotEntry
 
     frame = pd.DataFrame({"dataset": ["d", "d"], "method": ["scaling", "scaling"],
                           "params": ["{}", "{}"], "status": ["ok", "ok"],

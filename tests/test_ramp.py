@@ -43,7 +43,7 @@ CASES = [
     ({"rate": "recall", "min": 0.93}, "min"),
     ({"rate": "fpr", "max": 0.04}, "max"),
     ({"rate": "churn", "max": 0.03, "subset": {"role": "d3"}}, "max"),
-    # ratios are s_p(protected)/s_p(privileged) ≥ κ (safeclf.groups)
+    # ratios are s_p(protected)/s_p(privileged) ≥ κ (safeclf.guarantees.groups)
     ({"rate": "fairness_ratio", "kappa": 0.8, "privileged": "B"}, "min"),
     ({"rate": "equal_opportunity", "kappa": 0.95, "privileged": "B"}, "min"),
 ]
@@ -197,7 +197,7 @@ def test_inner_svm_bounds_bracket_the_exact_optimum():
 
 
 def test_mm_merit_never_increases_and_report_is_complete():
-    from safeclf.data import Part, Task
+    from safeclf.data.task import Part, Task
 
     X, y, rows = _data()
     est = _fit([{"rate": "fairness_ratio", "kappa": 0.8, "privileged": "B"}], rows, X, y)

@@ -13,7 +13,7 @@ def _clarabel_box_qp(Z, a, cap):
     """min ½‖a + Zᵀα‖² − Σα, 0 ≤ α ≤ C, as a QP in (α, u) with u = a + Zᵀα."""
     import clarabel
 
-    from safeclf.conic import solve_conic
+    from safeclf.methods._solvers.conic import solve_conic
 
     m, k = Z.shape
     P = sp.block_diag([sp.csc_matrix((m, m)), sp.identity(k)], format="csc")

@@ -104,7 +104,7 @@ def test_every_run_folder_gets_a_report_with_its_sections(run):
     families = [rows for rows in by_section["summary"]
                 if rows[0][:4] == ["dataset", "method", "params", "jobs"]]
     assert len(families) == 2
-    # then the degenerate models (safeclf.trivial), one row per job flagged in metrics.csv
+    # then the degenerate models (safeclf.guarantees.trivial), one row per job flagged in metrics.csv
     flagged = int(run.metrics["degenerate"].sum())
     others = [rows for rows in by_section["summary"] if rows not in families]
     assert len(others) == (1 if flagged else 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from safeclf.result import RESERVED_COLUMNS, JobResult, JobStatus, check_metric_names
+from safeclf.store.result import RESERVED_COLUMNS, JobResult, JobStatus, check_metric_names
 
 
 def _result(**kw):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from safeclf.data import Task
+from safeclf.data.task import Task
 from safeclf.datasets.uncertain import load_breast_cancer_intervals, load_uncertain_synthetic
 from safeclf.errors import DataError
 from safeclf.methods.robust_socp import FORMULATIONS, RobustSOCPClassifier, Uncertainty, plugin

@@ -109,7 +109,7 @@ def test_check_fails_when_expectation_unmet(cli, write_spec, tmp_path):
 
 
 def test_existing_run_folder_is_never_reused(tmp_path):
-    from safeclf.run_folder import create_run_dir
+    from safeclf.store.folder import create_run_dir
 
     first = create_run_dir(tmp_path, "x", stamp="20260101-000000")
     (first / "keep.txt").write_text("keep")
@@ -159,8 +159,8 @@ def test_compare_aligns_runs(cli, tiny_spec, write_spec, tmp_path):
 def _fake_run(folder: Path, name: str, rows: list[dict], methods=({"method": "svm", "name": "svm"},),
               start="2026-01-01T10:00:00+0000"):
     """A run folder written the way the runner writes one, from hand-made job records."""
-    from safeclf.result import JobResult
-    from safeclf.run_folder import results_table, write_json, write_tables, write_yaml
+    from safeclf.store.result import JobResult
+    from safeclf.store.folder import results_table, write_json, write_tables, write_yaml
 
     folder.mkdir(parents=True)
     records = [JobResult.from_record(dict(
@@ -405,8 +405,8 @@ def test_metrics_parquet_has_a_fixed_schema_across_runs(tmp_path):
     import pyarrow as pa
     import pyarrow.dataset as pads
 
-    from safeclf.result import JobResult
-    from safeclf.run_folder import results_table, write_tables
+    from safeclf.store.result import JobResult
+    from safeclf.store.folder import results_table, write_tables
 
     def record(i, C, status="ok", error=None):
         return JobResult.from_record({

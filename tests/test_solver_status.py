@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
 from safeclf.errors import InfeasibleError, SolverError
-from safeclf.solver_status import SolverStatus, as_status, of_estimator, settle, worst
+from safeclf.methods._solvers.status import SolverStatus, as_status, of_estimator, settle, worst
 
 
 @pytest.mark.parametrize("raw, status", [
@@ -41,7 +41,7 @@ def test_clarabel_infeasible_and_limit():
     """x ≤ −1 and x ≥ 1 has no point; one iteration is not enough for a feasible problem."""
     import clarabel
 
-    from safeclf.conic import solve_conic
+    from safeclf.methods._solvers.conic import solve_conic
 
     P, q = sp.csc_matrix((1, 1)), np.zeros(1)
     A = sp.csc_matrix(np.array([[1.0], [-1.0]]))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from safeclf.errors import SpecError
-from safeclf.spec import apply_profile, expand, grid_points, load_spec, parse
+from safeclf.spec.schema import apply_profile, expand, grid_points, load_spec, parse
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -132,9 +132,9 @@ def test_method_restricted_to_some_datasets(write_spec):
 
 def test_needs_may_depend_on_parameters(write_spec, tmp_path):
     """A plugin's needs_for(params) decides what the preflight demands."""
-    from safeclf import registry
+    from safeclf.plugins import registry
     from safeclf.errors import SpecError as Err
-    from safeclf.runner import preflight
+    from safeclf.execution.runner import preflight
 
     plugin = registry.get_method("mcsvm")
     assert plugin.needs_for({"calibration": "none"}) == ()
@@ -158,7 +158,7 @@ OVERRIDE_BASE = {"name": "x", "seeds": 2, "datasets": [{"dataset": "iris"}],
 
 
 def test_overrides_set_typed_values_at_dotted_paths():
-    from safeclf.spec import apply_overrides
+    from safeclf.spec.schema import apply_overrides
 
     out = apply_overrides(OVERRIDE_BASE, ["seeds=1", "methods[0].params.C=10",
                                           "methods[1].params.C={grid: [0.1, 1]}",
@@ -182,7 +182,7 @@ def test_overrides_set_typed_values_at_dotted_paths():
 ])
 def test_override_problems_name_the_override(override, message):
     from safeclf.errors import SpecError
-    from safeclf.spec import apply_overrides
+    from safeclf.spec.schema import apply_overrides
 
     with pytest.raises(SpecError, match=re.escape(message)) as info:
         apply_overrides(OVERRIDE_BASE, [override])
@@ -220,7 +220,7 @@ def test_overrides_on_the_command_line_are_validated_and_recorded(cli, tiny_spec
 ])
 def test_yaml_the_reader_refuses_is_one_spec_error(text, message):
     from safeclf.errors import SpecError
-    from safeclf.spec import parse_yaml
+    from safeclf.spec.schema import parse_yaml
 
     with pytest.raises(SpecError, match=message):
         parse_yaml(text, "s.yaml")
@@ -237,7 +237,7 @@ def test_yaml_the_reader_refuses_is_one_spec_error(text, message):
 ])
 def test_profiles_of_the_wrong_shape(profiles, message):
     from safeclf.errors import SpecError
-    from safeclf.spec import apply_profile
+    from safeclf.spec.schema import apply_profile
 
     data = {"name": "x", "methods": [{"method": "svm"}], "profiles": profiles}
     with pytest.raises(SpecError, match=message):
@@ -257,7 +257,7 @@ def test_closest_never_suggests_the_name_given():
     ("configs/quickstart.yaml", False), ("a b=1", False),
 ])
 def test_override_words_are_told_from_spec_files(word, expected):
-    from safeclf.spec import looks_like_override
+    from safeclf.spec.schema import looks_like_override
 
     assert looks_like_override(word) is expected
 
@@ -294,17 +294,17 @@ metrics: [error, fairness_ratio]
 
 def test_declared_metric_and_promise_names_cover_what_jobs_report(write_spec, tmp_path):
     """Every built-in plugin declares its metric and promise names before fitting
-    (safeclf.spec.reported_metrics is never None), and every column a job of it reports
+    (safeclf.spec.schema.reported_metrics is never None), and every column a job of it reports
     matches a declared name: an expectation on a reported column is never refused."""
     import fnmatch
 
     import numpy as np
     from group_data import two_groups
 
-    from safeclf import registry
-    from safeclf.jobs import run_job
-    from safeclf.runner import payloads
-    from safeclf.spec import expand, load_spec, reported_metrics
+    from safeclf.plugins import registry
+    from safeclf.execution.job import run_job
+    from safeclf.execution.runner import payloads
+    from safeclf.spec.schema import expand, load_spec, reported_metrics
 
     X, y, g = two_groups(400, 0)
     data = tmp_path / "groups.csv"

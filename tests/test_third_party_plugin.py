@@ -20,9 +20,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils._param_validation import Interval
 
-from safeclf.data import Dataset
-from safeclf.plugin import DatasetPlugin, MethodPlugin, Report
-from safeclf.promises import Promise, Quantity
+from safeclf.data.task import Dataset
+from safeclf.plugins.contract import DatasetPlugin, MethodPlugin, Report
+from safeclf.guarantees.promises import Promise, Quantity
 
 
 class GroupAwareLogReg(ClassifierMixin, BaseEstimator):
@@ -111,7 +111,7 @@ dataset = DatasetPlugin("toy_groups", load_toy, "toy", provides=("groups",))
 
 @pytest.fixture
 def toy_plugin(tmp_path, monkeypatch):
-    from safeclf import registry
+    from safeclf.plugins import registry
 
     root = tmp_path / "site"
     (root / "toyplug").mkdir(parents=True)
@@ -140,7 +140,7 @@ def _spec(write_spec, methods: str, dataset="{dataset: toy_groups}", plots="[]")
 
 
 def test_registry_finds_it(toy_plugin):
-    from safeclf import registry
+    from safeclf.plugins import registry
 
     assert "toy_logreg" in registry.method_names()
     assert registry.get_method("toy_logreg").name == "toy_logreg"
@@ -240,7 +240,7 @@ def test_a_name_given_twice_is_an_error(toy_plugin, write_spec, cli):
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toyplug-fork\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[safeclf.methods]\ntoy_logreg = toyplug:dataset\n")
-    from safeclf import registry
+    from safeclf.plugins import registry
 
     registry.clear_cache()
     result = cli("validate", _spec(write_spec, "[{method: toy_logreg}]"))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from safeclf import trivial
+from safeclf.guarantees import trivial
 
 
 def test_the_trivial_rule_is_the_majority_of_the_training_labels():
@@ -111,8 +111,8 @@ def _draw(n, seed):
 def _certified(items, seed, allow=False, n=2000):
     from sklearn.linear_model import LogisticRegression
 
-    from safeclf.blas import one_blas_thread
-    from safeclf.certified import CertifiedClassifier
+    from safeclf._utils.blas import one_blas_thread
+    from safeclf.guarantees.certify.threshold import CertifiedClassifier
 
     X, y, g = _draw(n, seed)
     with one_blas_thread():
@@ -158,8 +158,8 @@ def test_a_promise_a_useful_rule_keeps_still_has_a_solution():
 
 
 def test_constant_scores_leave_no_rule_to_test():
-    from safeclf.certified import Part, search
-    from safeclf.promises import Promise, Quantity
+    from safeclf.guarantees.certify.threshold import Part, search
+    from safeclf.guarantees.promises import Promise, Quantity
 
     rng = np.random.default_rng(5)
     y = rng.random(600) < 0.3
@@ -292,9 +292,9 @@ def test_an_error_promise_is_certified_jointly_with_the_fairness_promise():
     from sklearn.linear_model import LogisticRegression
     from test_certified import draw
 
-    from safeclf.blas import one_blas_thread
-    from safeclf.certified import CertifiedClassifier
-    from safeclf.promises import rate_value
+    from safeclf._utils.blas import one_blas_thread
+    from safeclf.guarantees.certify.threshold import CertifiedClassifier
+    from safeclf.guarantees.promises import rate_value
 
     Xp, yp, gp = draw(100_000, np.random.default_rng(12345))
     delta, trials, solved, failures = 0.1, 20, 0, 0

@@ -1,4 +1,4 @@
-"""Dataset loaders. Each module exposes :class:`~safeclf.plugin.DatasetPlugin` objects
+"""Dataset loaders. Each module exposes :class:`~safeclf.plugins.contract.DatasetPlugin` objects
 registered under the ``safeclf.datasets`` entry-point group."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from safeclf.data import Dataset
+from safeclf.data.task import Dataset
 from safeclf.errors import DataError
 
 

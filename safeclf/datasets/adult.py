@@ -22,8 +22,8 @@ import numpy as np
 
 from safeclf.datasets import checked, project_data_dir
 from safeclf.errors import DataError
-from safeclf.outcome import record
-from safeclf.plugin import DatasetPlugin
+from safeclf.guarantees.outcome import record
+from safeclf.plugins.contract import DatasetPlugin
 
 COLUMNS = [
     "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
@@ -70,7 +70,7 @@ def load_adult(
     ``group`` the protected attribute(s) whose values (or intersections) are the groups."""
     import pandas as pd
 
-    from safeclf import groups as G
+    from safeclf.guarantees import groups as G
 
     columns = [group] if isinstance(group, str) else list(group)
     for c in columns:

@@ -23,7 +23,7 @@ import numpy as np
 from safeclf.datasets import checked
 from safeclf.datasets.adult import load_adult
 from safeclf.errors import DataError
-from safeclf.plugin import DatasetPlugin
+from safeclf.plugins.contract import DatasetPlugin
 
 
 def load_adult_churn(

@@ -7,7 +7,7 @@ import numpy as np
 from safeclf.datasets import checked
 from safeclf.datasets.synthetic import load_gaussians
 from safeclf.errors import DataError
-from safeclf.plugin import DatasetPlugin
+from safeclf.plugins.contract import DatasetPlugin
 
 
 def load_gaussian_priors(

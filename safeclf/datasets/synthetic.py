@@ -6,8 +6,8 @@ import numpy as np
 
 from safeclf.datasets import checked
 from safeclf.errors import DataError
-from safeclf.outcome import record
-from safeclf.plugin import DatasetPlugin
+from safeclf.guarantees.outcome import record
+from safeclf.plugins.contract import DatasetPlugin
 
 
 def _positive_samples(name: str, n_samples: int) -> None:

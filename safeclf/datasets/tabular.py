@@ -8,8 +8,8 @@ import numpy as np
 
 from safeclf.datasets import checked
 from safeclf.errors import DataError
-from safeclf.groups import named_group
-from safeclf.plugin import DatasetPlugin
+from safeclf.guarantees.groups import named_group
+from safeclf.plugins.contract import DatasetPlugin
 
 
 def load_csv(
@@ -26,7 +26,7 @@ def load_csv(
     """Read ``path`` (relative to the spec's folder); ``target`` is the label column, ``group``
     (optional) a column of group labels kept in ``rows["groups"]`` (not used as a feature),
     or a list of columns (``[sex, race]``) whose intersections are the groups
-    (``"Female & Black"``, :func:`safeclf.groups.intersect`; each column is also kept as
+    (``"Female & Black"``, :func:`safeclf.guarantees.groups.intersect`; each column is also kept as
     ``rows[<column>]``, so a constraint can compare along one of them with ``groups: race``),
     ``privileged`` the value of ``group`` that marks the privileged group (kept in
     ``info["privileged_group"]`` for the fairness figures; a list names an intersection by
@@ -42,13 +42,13 @@ def load_csv(
     ``positive`` names the target value that is the favourable decision (``approve``; compared
     as text, so ``1`` matches an integer column): the target must then hold exactly two
     values, and is encoded as 0/1 with 1 = ``positive``, recorded in ``info["outcome"]``
-    (:mod:`safeclf.outcome`), so every rate of positive predictions counts the favourable
+    (:mod:`safeclf.guarantees.outcome`), so every rate of positive predictions counts the favourable
     one. Without it, 0/1 or boolean labels take 1 / True as favourable; any other labels have
     no favourable outcome, and a promise that counts favourable decisions is refused."""
     import pandas as pd
 
-    from safeclf import groups as G
-    from safeclf.paths import what_is
+    from safeclf.guarantees import groups as G
+    from safeclf._utils.paths import what_is
 
     columns = [group] if isinstance(group, str) else list(group or [])
     if group is not None and not columns:
@@ -105,7 +105,7 @@ def load_csv(
         X = Xf.to_numpy(dtype=float)
     except ValueError:
         raise DataError(f"csv: non-numeric feature columns in '{path}' (set one_hot: true)") from None
-    from safeclf import outcome
+    from safeclf.guarantees import outcome
 
     info = {"feature_names": list(Xf.columns), "columns": list(cols), "target": target}
     if positive is not None:

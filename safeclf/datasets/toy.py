@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from safeclf.datasets import checked
 from safeclf.errors import DataError
-from safeclf.outcome import record
-from safeclf.plugin import DatasetPlugin
+from safeclf.guarantees.outcome import record
+from safeclf.plugins.contract import DatasetPlugin
 
 
 def _bunch(loader, name: str, features: list[int] | None):

@@ -4,7 +4,7 @@ Each loader puts the partial information about every entry into ``rows["uncertai
 dict of (m, n) arrays ``lower``, ``upper`` (support), ``mean_lo``, ``mean_hi`` (mean bounds;
 equal when the mean is exact) and ``second_moment`` (an upper bound on E X², NaN where
 unknown), so the runner splits it with the samples (see
-:mod:`safeclf.uncertainty`). ``X`` holds one observed value of each point,
+:mod:`safeclf.data.uncertainty`). ``X`` holds one observed value of each point,
 inside its support. When the generating law is known, ``rows["realisations"]`` (m, k, n) holds
 k further draws of every point, for the realised error.
 
@@ -18,8 +18,8 @@ import numpy as np
 
 from safeclf.datasets import checked
 from safeclf.errors import DataError
-from safeclf.outcome import record
-from safeclf.plugin import DatasetPlugin
+from safeclf.guarantees.outcome import record
+from safeclf.plugins.contract import DatasetPlugin
 
 NOISES = ("uniform", "truncnorm", "beta")
 INFORMATION = ("exact", "bounds", "intervals", "replicates")
@@ -32,7 +32,7 @@ def _draw(noise, lower, s, noise_scale, size, rng):
     if noise == "uniform":
         xh = rng.uniform(-1.0, 1.0, shape)
     elif noise == "truncnorm":
-        from safeclf.uncertainty import truncated_normal
+        from safeclf.data.uncertainty import truncated_normal
 
         xh = noise_scale * truncated_normal(1.0 / noise_scale, shape, rng)
     else:
@@ -85,7 +85,7 @@ def load_uncertain_synthetic(
     ``replicates`` (n_replicates draws per point, summarised by
     :meth:`Uncertainty.from_replicates`).
     """
-    from safeclf.uncertainty import Uncertainty
+    from safeclf.data.uncertainty import Uncertainty
 
     if noise not in NOISES:
         raise DataError(f"uncertain_synthetic: noise must be one of {', '.join(NOISES)}, got {noise!r}")
@@ -170,7 +170,7 @@ def load_breast_cancer_intervals(
     """
     from sklearn.datasets import load_breast_cancer
 
-    from safeclf.uncertainty import Uncertainty
+    from safeclf.data.uncertainty import Uncertainty
 
     if information not in ("exact", "bounds", "intervals"):
         raise DataError("breast_cancer_intervals: information must be exact, bounds or "

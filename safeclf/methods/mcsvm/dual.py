@@ -39,7 +39,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from safeclf.methods.mcsvm.kernels import fetch_row
-from safeclf.solver_status import SolverStatus, iteration_status, settle
+from safeclf.methods._solvers.status import SolverStatus, iteration_status, settle
 
 
 @dataclass

@@ -328,7 +328,7 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
         confidence 1 − δ (eq. 25–27); conformal bounds P(x predicted S | y = U) in expectation
         over the calibration draw (3.2.3); the other offsets, and any offset chosen on the
         training data, promise nothing."""
-        from safeclf.promises import Promise, Quantity, no_promise
+        from safeclf.guarantees.promises import Promise, Quantity, no_promise
 
         check_is_fitted(self, "offset_")
         on_train = bool(getattr(self, "calibration_details_", {}).get("on_training_data"))

@@ -6,7 +6,7 @@ import numpy as np
 
 from safeclf.methods.mcsvm import experiments
 from safeclf.methods.mcsvm.estimator import MultiCostSVM
-from safeclf.plugin import MethodPlugin, Report
+from safeclf.plugins.contract import MethodPlugin, Report
 
 
 class MCSVMPlugin(MethodPlugin):

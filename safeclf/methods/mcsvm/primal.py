@@ -16,8 +16,8 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from safeclf.conic import solve_conic
-from safeclf.solver_status import settle
+from safeclf.methods._solvers.conic import solve_conic
+from safeclf.methods._solvers.status import settle
 
 
 def poly_feature_map(X, degree: int, gamma: float, coef0: float) -> np.ndarray:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from safeclf.methods.proset.model import ProsetClassifier
-from safeclf.plugin import MethodPlugin, Report
+from safeclf.plugins.contract import MethodPlugin, Report
 
 
 class ProsetPlugin(MethodPlugin):

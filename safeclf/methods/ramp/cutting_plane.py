@@ -81,7 +81,7 @@ def _max_model(cuts, v_max):
     res = linprog(np.r_[np.zeros(m), -1.0], A_ub=A, b_ub=rhs,
                   bounds=[(0.0, v_max)] * m + [(None, None)], method="highs")
     if res.status != 0:
-        from safeclf.solver_status import SolverStatus, settle
+        from safeclf.methods._solvers.status import SolverStatus, settle
 
         settle(SolverStatus.ERROR, "ramp: the cutting-plane model LP",
                detail=f"linprog ended with '{res.message}'")

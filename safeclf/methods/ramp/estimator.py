@@ -12,7 +12,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from safeclf.blas import one_blas_thread
+from safeclf._utils.blas import one_blas_thread
 from safeclf.errors import DataError, InfeasibleError
 from safeclf.methods.ramp import mm, threshold
 from safeclf.methods.ramp.dcd import solver_rows
@@ -25,8 +25,8 @@ from safeclf.methods.ramp.rates import (
     parse_monitors,
     parse_objective,
 )
-from safeclf.routing import ROUTED_ROWS, ROUTING_HINT, requested
-from safeclf.solver_status import SolverStatus, iteration_status, settle, worst
+from safeclf._utils.routing import ROUTED_ROWS, ROUTING_HINT, requested
+from safeclf.methods._solvers.status import SolverStatus, iteration_status, settle, worst
 
 #: Below this many training rows, ``lam=None`` means "auto" (see RampClassifier's ``lam``)
 LAM_AUTO_ROWS = 2000
@@ -275,10 +275,10 @@ class RampClassifier(LinearBinaryClassifier):
         groups, role, baseline : array-like of shape (n,), optional
             Named per-row arrays the constraints refer to (group labels, the churn study's
             roles, a deployed model's predictions); also passed through scikit-learn's
-            metadata routing (:mod:`safeclf.routing`).
+            metadata routing (:mod:`safeclf._utils.routing`).
         privileged_group : str, optional
             The dataset's privileged group, used by ratio constraints that name none
-            (:mod:`safeclf.groups`).
+            (:mod:`safeclf.guarantees.groups`).
         **rows : array-like of shape (n,)
             Further named per-row arrays the constraints refer to.
 

@@ -12,8 +12,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from safeclf.errors import SpecError
-from safeclf.routing import ROUTING_HINT, requested
-from safeclf.solver_status import iteration_status, settle
+from safeclf._utils.routing import ROUTING_HINT, requested
+from safeclf.methods._solvers.status import iteration_status, settle
 
 
 def _fairlearn():

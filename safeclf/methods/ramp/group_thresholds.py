@@ -2,7 +2,7 @@
 the privileged group and one for the protected rows (every other group), chosen on the training
 data to minimise the training error subject to s_p(protected) ≥ κ s_p(privileged) (the ramp
 method's ``fairness_ratio`` constraint, deterministic; the direction as in
-:mod:`safeclf.groups`). With more than two groups (or ``compare: each``) every group gets its
+:mod:`safeclf.guarantees.groups`). With more than two groups (or ``compare: each``) every group gets its
 own threshold and its own constraint s_p(g) ≥ κ s_p(privileged), so one group's disparity is
 not hidden by another's rate (``compare: pooled`` keeps the two thresholds).
 
@@ -67,10 +67,10 @@ class GroupThresholds(ClassifierMixin, BaseEstimator):
     ----------
     kappa : float in (0, 1]        the ratio bound s_p(protected) ≥ κ s_p(privileged)
     privileged : str or None       the privileged group (default: the dataset's, else the
-                                   :data:`safeclf.groups.FALLBACK` group)
+                                   :data:`safeclf.guarantees.groups.FALLBACK` group)
     compare : "each", "pooled" or None   a threshold and a ratio per group, or one for
                                    every non-privileged row pooled; None: pooled with two
-                                   groups, each with more (:func:`safeclf.groups.comparisons`)
+                                   groups, each with more (:func:`safeclf.guarantees.groups.comparisons`)
     C, max_iter                    the logistic regression's
     random_state                   unused (kept so a spec's seed can be passed)
 
@@ -106,7 +106,7 @@ class GroupThresholds(ClassifierMixin, BaseEstimator):
         ``privileged_group`` (used when the ``privileged`` parameter is None)."""
         from sklearn.linear_model import LogisticRegression
 
-        from safeclf.groups import default_compare, resolve
+        from safeclf.guarantees.groups import default_compare, resolve
 
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)

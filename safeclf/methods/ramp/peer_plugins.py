@@ -6,18 +6,18 @@ from __future__ import annotations
 import numpy as np
 
 from safeclf.errors import DataError
-from safeclf.groups import privileged_of
+from safeclf.guarantees.groups import privileged_of
 from safeclf.methods.ramp.fairlearn_eg import FairlearnEG
 from safeclf.methods.ramp.group_thresholds import GroupThresholds
 from safeclf.methods.ramp.rates import FitData, RatioConstraint, expand_constraints
 from safeclf.methods.ramp.rows import RowsPlugin
 from safeclf.methods.ramp.thresholded import ThresholdedSVM
 from safeclf.methods.ramp.zafar import ZafarSVM
-from safeclf.plugin import PRIVILEGED, MethodPlugin, Report
+from safeclf.plugins.contract import PRIVILEGED, MethodPlugin, Report
 
 
 class ZafarPlugin(MethodPlugin):
-    """Passes the dataset's privileged group with the groups (:mod:`safeclf.groups`)."""
+    """Passes the dataset's privileged group with the groups (:mod:`safeclf.guarantees.groups`)."""
 
     def metric_names(self, params):
         return ("covariance", "train_objective")
@@ -58,7 +58,7 @@ class ThresholdedPlugin(RowsPlugin):
         from safeclf.methods.ramp.estimator import monitor_values
 
         _, cons, monitors = estimator._parsed()
-        # ratio constraints take their direction once, from the training part (safeclf.groups)
+        # ratio constraints take their direction once, from the training part (safeclf.guarantees.groups)
         train = FitData(np.asarray(task.train.y) == estimator.classes_[1],
                         {k: v for k, v in task.train.rows.items() if not isinstance(v, dict)})
         try:
@@ -126,8 +126,8 @@ class FairlearnPlugin(MethodPlugin):
         """With ``ratio_bound`` r and demographic parity: s_p(protected)/s_p(privileged) ≥ r²
         on the training data (fairlearn's constraint, for its randomised rule), under the same
         name as ramp's ratio constraint so failure rates line up; otherwise none."""
-        from safeclf import groups as G
-        from safeclf.promises import Promise, Quantity, no_promise
+        from safeclf.guarantees import groups as G
+        from safeclf.guarantees.promises import Promise, Quantity, no_promise
 
         r = estimator.ratio_bound
         if not r or estimator.constraint != "demographic_parity":

@@ -6,7 +6,7 @@ drawn from its deterministic metrics, so baselines (svm, zafar, fairlearn_eg,
 thresholded_svm) appear beside it under their spec labels.
 
 * ``fairness_tradeoff`` — Figure 2 (left): error against the observed fairness ratio
-  s_p(protected)/s_p(privileged) (:mod:`safeclf.groups`; the paper plots the inverse), ramp
+  s_p(protected)/s_p(privileged) (:mod:`safeclf.guarantees.groups`; the paper plots the inverse), ramp
   deterministic and randomised, every other method's points, the
   unconstrained SVM as a horizontal line. Options: ``part`` (test).
 * ``fairness_target`` — Figure 2 (right): the observed ratio against the target κ.

@@ -13,8 +13,8 @@ from safeclf.methods.ramp.estimator import RampClassifier
 from safeclf.methods.ramp.plots import PLOTS
 from safeclf.methods.ramp.rates import RatioConstraint
 from safeclf.methods.ramp.rows import RowsPlugin
-from safeclf.metrics import Outputs, evaluate
-from safeclf.plugin import PRIVILEGED, Report
+from safeclf.guarantees.metrics import Outputs, evaluate
+from safeclf.plugins.contract import PRIVILEGED, Report
 
 
 class RampPlugin(RowsPlugin):
@@ -49,8 +49,8 @@ class RampPlugin(RowsPlugin):
 
     def counts_favourable(self, params):
         """The constraints whose rate depends on which label is favourable
-        (:func:`safeclf.outcome.counted`)."""
-        from safeclf.outcome import counted
+        (:func:`safeclf.guarantees.outcome.counted`)."""
+        from safeclf.guarantees.outcome import counted
 
         cons, _ = self.build(params)._parsed()
         return counted(cons, "params.")
@@ -110,7 +110,7 @@ class RampPlugin(RowsPlugin):
     def promises(self, estimator, task):
         """One training-only promise per constraint (:mod:`safeclf.methods.ramp.promises`)."""
         from safeclf.methods.ramp.promises import constraint_promises
-        from safeclf.promises import no_promise
+        from safeclf.guarantees.promises import no_promise
 
         return constraint_promises(estimator) or [
             no_promise(self.name, "no constraints: the plain ramp-loss classifier")]
@@ -118,7 +118,7 @@ class RampPlugin(RowsPlugin):
     def candidate_params(self, params, task) -> list[dict]:
         """The settings certified training chooses among on ``task``'s training rows: one per
         λ of the grid when ``lam`` would be chosen by cross-validation there (each with its
-        own tightened bounds and its predicted safety test, :mod:`safeclf.certify`), else
+        own tightened bounds and its predicted safety test, :mod:`safeclf.guarantees.certify.training`), else
         ``[params]``."""
         est = self.build(params)
         y = np.asarray(task.train.y)
@@ -152,7 +152,7 @@ _RANDOMIZED_SHARED = ("error", "positive_rate", "fairness_ratio", "fairness_rati
 
 
 def _randomized_shared(est, part, part_name, info):
-    """The shared metrics (:mod:`safeclf.metrics`) for the randomised rule: their expected
+    """The shared metrics (:mod:`safeclf.guarantees.metrics`) for the randomised rule: their expected
     values under σ; the fairness ratio and churn where the part has their rows."""
     names = ["error", "positive_rate"]
     names += [n for n, row in (("fairness_ratio", "groups"), ("churn", "baseline"))

@@ -6,7 +6,7 @@ that it meets the constraints (:mod:`safeclf.methods.ramp.threshold`); with ``pr
 randomized`` the randomised rule σ(f) Problem 2 constrains, in expectation over its draws.
 Without certification each constraint is promised on the training data only (within
 ``feasibility_tol``: the training check in ``promises.csv`` says whether it holds there; a fit
-whose rule misses one has also warned); with ``certify`` (:mod:`safeclf.certify`) the same
+whose rule misses one has also warned); with ``certify`` (:mod:`safeclf.guarantees.certify.training`) the same
 quantity carries a high-confidence promise from a safety test on held-back training rows.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 
 from safeclf.methods.ramp.rates import BoundConstraint, RatioConstraint
-from safeclf.promises import Promise, Quantity
+from safeclf.guarantees.promises import Promise, Quantity
 
 _RATE_EVENTS = {
     # rate kind: (event, label)

@@ -31,7 +31,7 @@ YAML vocabulary (``constraints:`` and ``objective:`` of the ``ramp`` method)::
 ``subset`` selects training rows by dataset ``rows`` entries (a value or a list of values);
 ``groups`` names the row with group labels (default ``groups``), ``privileged`` the group B
 (default: the dataset's privileged group, else the group whose training labels are most often
-positive: :mod:`safeclf.groups`; a list names an intersection); ``compare`` how several
+positive: :mod:`safeclf.guarantees.groups`; a list names an intersection); ``compare`` how several
 groups are compared (``each`` against the privileged one, the default with more than two
 groups; ``worst_pair``; ``pooled``: every non-privileged row as one group, the two-group
 meaning) and ``protected`` which groups are compared with the privileged one. A ratio's lower
@@ -311,13 +311,13 @@ class RatioConstraint:
     protected): the ratio s_p(D_A) ≥ κ s_p(D_B), written κ s_p(D_B) − s_p(D_A) ≤ 0, or
     (``measure="difference"``) the difference s_p(D_B) − s_p(D_A) ≤ ε; both linear in p, so
     the solver consumes them like any rate. Its reported value is the direction-aware ratio
-    s_p(D_A)/s_p(D_B) of :mod:`safeclf.groups` (the paper's Figure 2 plots the inverse) or
+    s_p(D_A)/s_p(D_B) of :mod:`safeclf.guarantees.groups` (the paper's Figure 2 plots the inverse) or
     the difference. ``label`` restricts both groups to the positive rows (equal opportunity:
     true-positive rates) or the negative rows (false-positive rates); equalized odds is the
     two together.
 
     As parsed, a constraint may compare several groups (``compare`` and ``protected``,
-    :func:`safeclf.groups.comparisons`); :meth:`expanded` turns it, at fit time, into one
+    :func:`safeclf.guarantees.groups.comparisons`); :meth:`expanded` turns it, at fit time, into one
     constraint per compared pair (the paper's constraints are on arbitrary subsets: one
     linear constraint each), with ``privileged`` fixed from the constraint, the dataset or
     the named fallback and ``source`` recording where it came from, so test data is
@@ -366,7 +366,7 @@ class RatioConstraint:
         its privileged and protected group fixed; a single pair keeps the constraint's name,
         several are named ``<name>_<pair>`` (``fairness_group_b``; ``_tpr``/``_fpr`` added for
         equalized odds)."""
-        from safeclf import groups as G
+        from safeclf.guarantees import groups as G
 
         g = data.row(self.groups, self.where)
         if self.subset:  # the groups compared are those with rows in the subset
@@ -417,7 +417,7 @@ class RatioConstraint:
         return base
 
     def _sets(self, data: FitData):
-        from safeclf import groups as G
+        from safeclf.guarantees import groups as G
 
         c = self if self.pair else self.resolved(data)
         A, B = G.pair_masks(data.row(self.groups, self.where), c.privileged, c.protected)
@@ -479,7 +479,7 @@ class RatioConstraint:
 # ----------------------------------------------------------------------------- schema
 # The YAML vocabulary as pydantic models: a constraint is a union discriminated by ``rate``
 # (bound rates, churn with its baseline rows, ratio rates); objective terms and monitors are
-# bound rates with their own keys. Errors are translated by safeclf.validation.
+# bound rates with their own keys. Errors are translated by safeclf._utils.messages.
 _BOUND_KINDS = tuple(k for k in RATES if k != "churn")
 _RATIO_KINDS = ("fairness_ratio", "equal_opportunity", "equalized_odds")
 _DIFFERENCE_KINDS = ("fairness_difference", "equal_opportunity_difference",
@@ -602,7 +602,7 @@ def _validated(adapter: TypeAdapter, items, where: str, models=None):
     place under ``where`` otherwise."""
     from pydantic import ValidationError
 
-    from safeclf.validation import explain
+    from safeclf._utils.messages import explain
 
     def known(parts):
         here = items

@@ -1,7 +1,7 @@
 """A plugin whose needs include the dataset ``rows`` entries its estimator's parameters name
 (``estimator.rows_needed()``): which rows a constraint set needs depends on its parameters, so
 it cannot be a fixed ``needs`` tuple. The runner's preflight and ``fit`` both ask
-:meth:`~safeclf.plugin.MethodPlugin.needs_for`, so what is missing is found before any job;
+:meth:`~safeclf.plugins.contract.MethodPlugin.needs_for`, so what is missing is found before any job;
 the groups its constraints name are checked against the data there too, by expanding each
 comparison of groups into its pairs as the fit will (:func:`~safeclf.methods.ramp.rates.
 expand_constraints`), which also gives ``validate`` the comparisons it lists."""
@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from safeclf.errors import DataError
-from safeclf.groups import privileged_of
+from safeclf.guarantees.groups import privileged_of
 from safeclf.methods.ramp.rates import FitData, RatioConstraint, expand_constraints
-from safeclf.plugin import MethodPlugin
+from safeclf.plugins.contract import MethodPlugin
 
 
 class RowsPlugin(MethodPlugin):
@@ -27,7 +27,7 @@ class RowsPlugin(MethodPlugin):
 
     def named_groups(self, params):
         """The privileged groups named by the estimator's ratio constraints."""
-        from safeclf.groups import label
+        from safeclf.guarantees.groups import label
 
         return [(f"{c.where}.privileged", c.groups, label(c.privileged))
                 for c in self._group_constraints(params) if c.privileged is not None]
@@ -55,7 +55,7 @@ class RowsPlugin(MethodPlugin):
     def comparisons(self, params, task) -> list[str]:
         """One line per compared pair: ``constraints[0] (fairness_group_b): fairness_ratio:
         s_p(group_b) ≥ 0.8·s_p(group_a)``, small groups said so."""
-        from safeclf import groups as G
+        from safeclf.guarantees import groups as G
 
         out = []
         for c in self._pairs(params, task):

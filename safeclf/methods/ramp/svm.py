@@ -34,10 +34,10 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit  # cache folder: set once in safeclf/__init__.py
 
-from safeclf.conic import solve_conic
+from safeclf.methods._solvers.conic import solve_conic
 from safeclf.methods.ramp.box_qp import solve_rows
 from safeclf.methods.ramp.dcd import DualState, dcd_solve
-from safeclf.solver_status import SolverStatus
+from safeclf.methods._solvers.status import SolverStatus
 
 
 @dataclass

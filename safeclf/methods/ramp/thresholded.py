@@ -17,7 +17,7 @@ from safeclf.methods.ramp.rates import (
     parse_constraints,
     parse_monitors,
 )
-from safeclf.solver_status import iteration_status
+from safeclf.methods._solvers.status import iteration_status
 
 
 class ThresholdedSVM(LinearBinaryClassifier):

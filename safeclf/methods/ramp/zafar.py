@@ -19,12 +19,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from safeclf.conic import solve_conic
+from safeclf.methods._solvers.conic import solve_conic
 from safeclf.errors import DataError
-from safeclf.groups import resolve
+from safeclf.guarantees.groups import resolve
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
-from safeclf.routing import ROUTING_HINT, requested
-from safeclf.solver_status import settle
+from safeclf._utils.routing import ROUTING_HINT, requested
+from safeclf.methods._solvers.status import settle
 
 
 def group_mean_difference(X, groups, privileged):
@@ -87,7 +87,7 @@ class ZafarSVM(LinearBinaryClassifier):
         The regularisation weight λ (None: 1/n).
     privileged : str or None
         The group D_M (None: the dataset's, else the group whose labels are most often
-        positive: :func:`safeclf.groups.resolve`).
+        positive: :func:`safeclf.guarantees.groups.resolve`).
     solver : {"clarabel", "cvxpy"}, default "clarabel"
         The direct conic form, or the readable cvxpy model."""
 
@@ -115,7 +115,7 @@ class ZafarSVM(LinearBinaryClassifier):
     def fit(self, X, y, groups=None, privileged_group=None):
         """X (n, d), y (n,) two classes, groups (n,) group labels (needed when c is set),
         ``privileged_group`` the dataset's privileged group (used when ``privileged`` is None;
-        :mod:`safeclf.groups`)."""
+        :mod:`safeclf.guarantees.groups`)."""
         self._validate_params()
         X, y = self._check_binary(X, y)
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)

@@ -31,7 +31,7 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
-from safeclf.conic import solve_conic
+from safeclf.methods._solvers.conic import solve_conic
 from safeclf.methods.robust_socp.cvxpy_model import Solution
 from safeclf.methods.robust_socp.evaluation import set_support
 from safeclf.methods.robust_socp.formulations import ProblemData

@@ -12,7 +12,7 @@ import numpy as np
 
 from safeclf.errors import SolverError
 from safeclf.methods.robust_socp.formulations import ProblemData
-from safeclf.solver_status import SolverStatus, settle
+from safeclf.methods._solvers.status import SolverStatus, settle
 
 
 @dataclass

@@ -21,7 +21,7 @@ from safeclf.methods.robust_socp.formulations import (
     kappa_chebyshev,
     problem_data,
 )
-from safeclf.uncertainty import Uncertainty
+from safeclf.data.uncertainty import Uncertainty
 
 
 def _box_binds(data) -> bool:
@@ -242,7 +242,7 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         """The chance constraint (5) at ε, for the formulations that impose it (Bernstein (14)
         for the MM-S… families, Chebyshev for MM-MC, the whole support box for MM-S, where the
         violation probability is 0); MM-M and the SVM promise nothing."""
-        from safeclf.promises import Promise, Quantity, no_promise
+        from safeclf.guarantees.promises import Promise, Quantity, no_promise
 
         f = FORMULATIONS[self.formulation]
         if f.radius == "none" and f.mean != "support":
@@ -267,7 +267,7 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         every draw is an independent Bernoulli with probability ≤ ε when the promise holds, so
         the count is checked with an exact binomial interval (a Poisson-binomial count with
         mean ≤ Nε is more concentrated than Binomial(N, ε), Hoeffding 1956)."""
-        from safeclf.promises import Evidence
+        from safeclf.guarantees.promises import Evidence
 
         data = task.parts()[part]
         unc = data.rows.get("uncertainty")

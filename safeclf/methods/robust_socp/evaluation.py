@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from safeclf.methods.robust_socp.formulations import bernstein_diag, kappa
-from safeclf.uncertainty import Uncertainty, truncated_normal
+from safeclf.data.uncertainty import Uncertainty, truncated_normal
 
 TEST_SETS = ("intersection", "ellipsoids", "box")
 

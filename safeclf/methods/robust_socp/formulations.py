@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from safeclf.methods.robust_socp.nu import nu
-from safeclf.uncertainty import Uncertainty
+from safeclf.data.uncertainty import Uncertainty
 
 
 @dataclass(frozen=True)

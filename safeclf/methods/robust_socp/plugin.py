@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from safeclf.methods.robust_socp.estimator import RobustSOCPClassifier
 from safeclf.methods.robust_socp.formulations import kappa
-from safeclf.plugin import MethodPlugin, Report
+from safeclf.plugins.contract import MethodPlugin, Report
 
 
 class RobustSOCPPlugin(MethodPlugin):

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
-from safeclf import registry
+from safeclf.plugins import registry
 from safeclf.errors import DataError
 
 INCREMENTAL = ("auto", "partial_fit", "warm_start", "refit")
@@ -93,7 +93,7 @@ def parse_classes(classes, incremental_default: str = "auto", where: str = "clas
     fitted once and ``auto`` falls back to a plain fit."""
     from pydantic import ValidationError
 
-    from safeclf.validation import explain, model_keys
+    from safeclf._utils.messages import explain, model_keys
 
     if isinstance(classes, list | tuple) and len(classes) == 0:
         raise ValueError(f"{where} is empty: model selection needs at least one class (K ≥ 1)")

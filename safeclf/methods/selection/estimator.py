@@ -20,7 +20,7 @@ from safeclf.methods.selection.penalty import (
     gamma,
     penalties_nondecreasing,
 )
-from safeclf.solver_status import of_estimator
+from safeclf.methods._solvers.status import of_estimator
 
 PROCEDURES = ("bandit", "coarse_grid", "uniform", "oracle", "halving")
 

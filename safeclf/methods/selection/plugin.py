@@ -12,7 +12,7 @@ from safeclf.errors import DataError
 from safeclf.methods.selection.estimator import BudgetedSelection
 from safeclf.methods.selection.penalty import grid_size_bound
 from safeclf.methods.selection.plots import budget_share
-from safeclf.plugin import MethodPlugin, Report
+from safeclf.plugins.contract import MethodPlugin, Report
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class SelectionPlugin(MethodPlugin):
         """No checkable promise: Theorems 1-3 are oracle inequalities whose constants (C, the
         κ's of Assumption A) and class risks R*_i are unknown, so no bound on held-out data
         follows; the report's excess risk against the hindsight oracle is a measurement."""
-        from safeclf.promises import no_promise
+        from safeclf.guarantees.promises import no_promise
 
         theorem = {"bandit": "Theorem 2 (Algorithm 1)", "coarse_grid": "Theorem 3 (12)"}.get(
             estimator.procedure)

@@ -1,0 +1,91 @@
+"""What ``--resume`` checks before it writes anything into a folder.
+
+A folder is finished as a run only if it is one: it holds the ``spec.yaml`` and the
+``manifest.json`` (a JSON object) that a run writes first, and a ``results`` folder. Any other
+folder, however like a run it looks, is the user's and is never written into. Nothing in it may
+be a symlink that leads out of it: the resumed run would read its records, or write its tables
+and plots, through it.
+
+The jobs still to run must see the data the finished ones saw: the manifest records each data
+file's size and SHA-256 (:func:`safeclf.store.folder.data_files`), and a file that changed or
+went away since stops the resume with one line, unless the user says
+``--allow-changed-data``; the manifest's ``resumed`` entry then records the new identities
+beside the old ones, so the table's mixed origin stays visible.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from safeclf.errors import DataError, SpecError
+
+
+def check_run_folder(run_dir: Path) -> dict[str, Any]:
+    """The manifest of ``run_dir`` if it is a run folder; raises SpecError otherwise, also
+    when anything in it is a symlink to a place outside it (:func:`safeclf._utils.paths.links_out`:
+    a ``results``, ``models`` or ``plots`` folder, or a record, that leads out)."""
+    from safeclf._utils.paths import links_out
+
+    where = f"--resume: '{run_dir}'"
+    if not run_dir.is_dir():
+        raise SpecError(f"{where} is not a folder" if run_dir.exists() else f"{where} does not exist")
+    missing = [name for name in ("spec.yaml", "manifest.json") if not (run_dir / name).is_file()]
+    if missing:
+        raise SpecError(f"{where} is not a run folder (no {' or '.join(missing)}); nothing was "
+                        "written to it")
+    links_out(run_dir, "--resume:")  # a record read or a plot drawn through it would leave
+    try:
+        manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        manifest = None
+    if not isinstance(manifest, dict):
+        raise SpecError(f"{where}: its manifest.json is not a run manifest (damaged or foreign); "
+                        "nothing was written to it")
+    results = run_dir / "results"
+    if not results.is_dir():
+        what = "is not a folder" if results.exists() else "is missing"
+        raise SpecError(f"{where} is not a run folder (its 'results' {what}); nothing was "
+                        "written to it")
+    return manifest
+
+
+def changed_data(recorded: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The data files in the manifest's ``recorded`` list whose identity differs now: each
+    entry the recorded one plus ``now`` (the current SHA-256, or ``None`` when the file cannot
+    be read or is not a regular file)."""
+    from safeclf.store.folder import file_identity
+
+    changes = []
+    for entry in recorded:
+        path = Path(entry["path"])
+        try:  # a manifest is data: a device or a FIFO it names is not read (it would not end)
+            now = file_identity(path) if path.is_file() else None
+        except OSError:
+            now = None
+        if now is None or now["sha256"] != entry.get("sha256"):
+            changes.append(dict(entry, now=None if now is None else now["sha256"]))
+    return changes
+
+
+def check_same_data(manifest: dict[str, Any], run_dir: Path, allow: bool) -> list[dict]:
+    """Raise DataError when a data file of the run changed (unless ``allow``); return the
+    changes (empty when none)."""
+    recorded = manifest.get("data")
+    if not isinstance(recorded, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("path"), str) for e in recorded):
+        raise SpecError(f"--resume: '{run_dir}': its manifest.json does not record the run's "
+                        "data files; nothing was written to it")
+    changes = changed_data(recorded)
+    if changes and not allow:
+        first = changes[0]
+        how = "can no longer be read" if first["now"] is None else (
+            f"changed since the run started (SHA-256 {str(first.get('sha256'))[:12]}… then, "
+            f"{first['now'][:12]}… now)")
+        more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
+        raise DataError(f"--resume: data file '{first['path']}' of dataset "
+                        f"'{first.get('dataset')}' {how}{more}; the remaining jobs would not see "
+                        "the data the finished ones saw. Start a new run, or pass "
+                        "--allow-changed-data to finish this one on the new data")
+    return changes

@@ -1,0 +1,682 @@
+"""Post-hoc certification of any scoring classifier: a decision threshold (one, or one per
+group) chosen on held-back rows by Learn-then-Test (:mod:`safeclf.guarantees.ltt`).
+
+Procedure (``certify: {delta, fraction, how: threshold, bound, test}`` in a spec, or
+:class:`CertifiedClassifier` around any estimator in Python):
+
+1. The training rows are split by a plain random draw (:func:`split_rows`, from the seed
+   alone) into a candidate part and a held-back part of share ``fraction``.
+2. The model is fitted on the candidate part only; it gives a score per row
+   (``decision_function``, else the positive class's ``predict_proba``).
+3. From the candidate part only, a family of decision rules is built: global thresholds at the
+   candidate scores' quantiles (and ±inf); where a promise holds a ratio of group rates from
+   below (s_p(A) ≥ κ s_p(B)) and the features encode the group (:mod:`safeclf.guarantees.group_encoding`),
+   rules with one threshold per group (:func:`_group_rules`: a reference threshold t and a level
+   ρ from :data:`RHO_CAP` down to κ; the top group keeps t, every other group gets the
+   candidate rate ρ × the top group's), for any number of groups. Each rule gets a *predicted*
+   p-value (its candidate rates at the held-back sizes predicted from the candidate part) and a
+   candidate error. The path tested is the front of the two (:func:`_front`): by increasing
+   predicted p-value — from the safest rule — keeping a rule only if it is more accurate than
+   every rule before it, so the path runs from safe to accurate and testing stops where the
+   held-back rows stop supporting the promises.
+4. On the held-back rows, each rule of the path gets the joint p-value of all promises (the
+   largest of theirs, :func:`safeclf.guarantees.ltt.joint_p_value`); fixed-sequence testing along the path
+   (or Holm's procedure over it) at level δ certifies a set of rules with family-wise error
+   ≤ δ. Among them the one with the smallest training error (all training rows) is returned;
+   choosing after the test keeps the guarantee, since every certified rule keeps every promise
+   simultaneously with probability ≥ 1 − δ.
+   Unless ``allow_degenerate``, rules giving one class to all but a negligible share of the
+   candidate rows are left out of the path, and the choice skips the certified rules that are
+   degenerate on the training rows (:mod:`safeclf.guarantees.trivial`, where the reason it keeps the
+   guarantee is given); none left is no solution.
+5. No rule certified: no model (``no_solution`` with its reason), never an unsafe one. The
+   record also gives the predicted probability that the path's first rule passes (that a
+   solution is found) and that the returned rule would (:func:`pass_probability`).
+
+Why it is valid: the training rows are i.i.d. draws from the population and the split depends on
+the seed alone, so the held-back rows are an i.i.d. sample independent of the candidate part.
+The model, the family, the predicted p-values and the path's order are functions of the
+candidate part (and of the held-back part's size, fixed by the split) only. Conditional on the
+candidate part, a promise's count on the held-back rows is binomial given the number of
+held-back rows it is counted on (a rate among negatives, a group's rate), so its p-value
+(:mod:`safeclf.guarantees.ltt`) is super-uniform when the promise is violated, and the joint p-value when
+any promise is. Fixed-sequence testing along an order fixed in advance then rejects a true null
+with probability ≤ δ (Angelopoulos et al. 2021, Learn-then-Test; the first true null of the
+path is reached only if every rule before it was rejected, and it is rejected with probability
+≤ δ); Holm's procedure controls it for any set of p-values. So with probability ≥ 1 − δ over the
+held-back rows the returned rule keeps all its promises on the population. The held-back rows
+are touched only through the tests and the final choice among certified rules. The model is not
+refitted on all rows: that would void the certificate. (A split stratified by label or group
+would fix the held-back part's composition to the training sample's and break the binomial law
+of a pooled count: the split is not stratified.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+
+from safeclf.guarantees import bounds as B
+from safeclf.guarantees import ltt
+from safeclf.guarantees import trivial
+from safeclf.data.task import _take
+from safeclf.errors import DataError, SafeclfError
+from safeclf.guarantees.promises import Evidence, Promise, rate_evidence
+from safeclf.guarantees.promises import sizes as promise_sizes
+
+#: Quantity kinds certification can decide from counts.
+CERTIFIABLE = ("rate", "ratio", "difference")
+
+
+class NoSolution(SafeclfError):
+    """Certification found no rule that passes: there is no model to use."""
+
+
+def scores_of(estimator, X) -> np.ndarray:
+    """A score that orders rows (larger: more positive)."""
+    if hasattr(estimator, "decision_function"):
+        s = np.asarray(estimator.decision_function(X), dtype=float)
+        if s.ndim == 1:
+            return s
+    if hasattr(estimator, "predict_proba"):
+        return np.asarray(estimator.predict_proba(X), dtype=float)[:, -1]
+    raise DataError(f"{type(estimator).__name__} gives no score (decision_function or "
+                    "predict_proba), so no threshold can be certified for it")
+
+
+@dataclass
+class Part:
+    """Rows of one part: scores, labels (positive or not) and row entries (groups, ...)."""
+
+    score: np.ndarray
+    y_pos: np.ndarray
+    rows: dict = field(default_factory=dict)
+
+    def take(self, idx) -> Part:
+        return Part(self.score[idx], self.y_pos[idx],
+                    {k: np.asarray(v)[idx] for k, v in self.rows.items()})
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Positive when the score exceeds the threshold (of the row's group, if ``per_group``)."""
+
+    threshold: float
+    per_group: tuple = ()  # ((group, threshold), ...)
+    groups: str = "groups"
+
+    def thresholds(self, rows) -> np.ndarray | float:
+        if not self.per_group:
+            return self.threshold
+        g = np.asarray(rows[self.groups])
+        g = g if g.dtype.kind == "U" else g.astype(str)
+        out = np.full(g.shape[0], self.threshold, dtype=float)
+        for group, t in self.per_group:
+            out[g == group] = t
+        return out
+
+    def positive(self, part: Part) -> np.ndarray:
+        return part.score > self.thresholds(part.rows)
+
+    def describe(self) -> dict:
+        out = {"threshold": self.threshold}
+        if self.per_group:
+            out["per_group"] = {g: t for g, t in self.per_group}
+        return out
+
+
+def _grid(score: np.ndarray, n: int) -> np.ndarray:
+    """Candidate global thresholds: midpoints between the scores' quantiles, and ±inf."""
+    q = np.unique(np.quantile(score, np.linspace(0, 1, n + 1)))
+    mids = (q[:-1] + q[1:]) / 2 if q.size > 1 else q
+    return np.concatenate([[-np.inf], mids, [np.inf]])
+
+
+def _threshold_for_rate(score: np.ndarray, rate: float) -> float:
+    """The largest threshold putting at least ``rate`` of ``score`` above it."""
+    if score.size == 0:
+        return np.inf
+    k = int(np.ceil(rate * score.size - 1e-9))
+    if k <= 0:
+        return float(np.max(score))
+    s = np.sort(score)[::-1]
+    return float(s[k - 1] - 1e-12 * max(1.0, abs(s[k - 1]))) if k <= s.size else -np.inf
+
+
+def group_entry(promises) -> str | None:
+    """The rows entry whose groups per-group thresholds are for: that of the promises on a
+    ratio of group rates of positive predictions held from below (s_p(A) ≥ κ s_p(B)), when
+    there are such promises, or a difference held from above (s_p(B) − s_p(A) ≤ ε); None
+    otherwise."""
+    entries = [p.quantity.groups for p in promises if _levels_up(p)]
+    return entries[0] if entries else None
+
+
+def _levels_up(p: Promise) -> bool:
+    q = p.quantity
+    held_up = (q.kind == "ratio" and p.sense == ">=") or (q.kind == "difference" and
+                                                          p.sense == "<=")
+    return held_up and q.event == "predicted_positive"
+
+
+#: The largest level ρ of the per-group rules (a lagging group's rate up to 3× the top
+#: group's, as certified training's largest κ', :data:`safeclf.guarantees.certify.training.KAPPA_CAP`).
+RHO_CAP = 3.0
+
+
+def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str, n_rho: int = 31,
+                 n_ref: int = 17) -> list[Rule]:
+    """Rules with a threshold per group, from the candidate part only: a reference threshold
+    t (``n_ref`` points spread over the finite ``grid``) and a level ρ; the group(s) with the
+    highest candidate rate R at t keep t, every other group gets the largest threshold that
+    gives it a candidate rate ≥ ρ R (never above t). ρ runs geometrically from
+    :data:`RHO_CAP` (every group far above the promise: rules that pass on few held-back rows)
+    down to κ (just at it), so the family spans the safest to the most accurate rules for
+    each κ-promise about ``entry``, for any number of groups."""
+    ups = [p for p in promises if _levels_up(p) and p.quantity.groups == entry]
+    q = ups[0].quantity
+    among = np.ones_like(cand.y_pos) if q.label is None else (
+        cand.y_pos if q.label == "positive" else ~cand.y_pos)
+    g = np.asarray(cand.rows[entry]).astype(str)
+    names = [a for a in np.unique(g) if np.any((g == a) & among)]
+    scores = {a: cand.score[(g == a) & among] for a in names}
+    kappa = max(min((p.bound if p.quantity.kind == "ratio" else 1.0 - p.bound) for p in ups),
+                1e-3)
+    rhos = np.geomspace(*_rho_range(promises, entry, kappa), n_rho)
+    finite = np.flatnonzero(np.isfinite(grid))
+    refs = np.unique(finite[np.linspace(0, finite.size - 1, min(n_ref, finite.size)).astype(int)])
+    out = []
+    for t in grid[refs]:
+        t = float(t)
+        rates = {a: float(np.mean(scores[a] > t)) for a in names}
+        top = max(rates.values(), default=0.0)
+        if top <= 0:
+            continue
+        for rho in rhos:
+            per = tuple((str(a), t if rates[a] >= top else
+                         min(t, _threshold_for_rate(scores[a], rho * top))) for a in names)
+            out.append(Rule(t, per, entry))
+    return list(dict.fromkeys(out))
+
+
+def _rho_range(promises, entry: str, kappa: float) -> tuple[float, float]:
+    """(largest, smallest) level ρ of the per-group rules: from :data:`RHO_CAP` (or 1/κ) down
+    to κ; where a promise also bounds the ratio from above (a band, s_p(A) ≤ u·s_p(B)), from
+    min(u, cap) down to max(κ, 1/u), since a lagging group set to ρ times the top group's rate
+    makes the ratio ρ or 1/ρ, whichever group lags (a pair held ≥ κ in both orders,
+    ``compare: worst_pair``, is such a band with u = 1/κ)."""
+    ratios = [p for p in promises if p.quantity.kind == "ratio" and p.quantity.groups == entry
+              and p.quantity.event == "predicted_positive"]
+    uppers = [p.bound for p in ratios if p.sense == "<="]
+    # a pair held from below in both orders (compare: worst_pair) is a band on each order:
+    # s_p(A) ≥ κ s_p(B) and s_p(B) ≥ κ s_p(A) bound the ratio A/B by 1/κ from above
+    pairs = {(p.quantity.protected, p.quantity.privileged): p.bound for p in ratios
+             if p.sense == ">=" and p.quantity.protected is not None}
+    uppers += [1.0 / b for (a, c), b in pairs.items() if (c, a) in pairs and b > 0]
+    if not uppers:
+        return max(RHO_CAP, 1.0 / kappa), kappa
+    u = min(uppers)
+    hi = max(min(RHO_CAP, u), kappa)
+    lo = max(kappa, 1.0 / u) if 1.0 / u <= hi else kappa
+    return hi, lo
+
+
+def _counts(promises, part: Part, rules) -> list[tuple[np.ndarray, ...]]:
+    """Per promise, the arrays (k, n, k2, n2) of its counts under each rule on ``part``."""
+    out = []
+    for p in promises:
+        evs = [rate_evidence(p.quantity, part.y_pos, r.positive(part), part.rows) for r in rules]
+        out.append(tuple(np.array([getattr(e, f) if getattr(e, f) is not None else 0
+                                   for e in evs], dtype=float) for f in ("k", "n", "k2", "n2")))
+    return out
+
+
+def _sizes(promises, part: Part) -> list[Evidence]:
+    """Each promise's sizes (rows counted) on ``part``, predictions not looked at."""
+    return [promise_sizes(p.quantity, part.y_pos, part.rows) for p in promises]
+
+
+def predicted_sizes(promises, cand: Part, n_safe: int) -> list[Evidence]:
+    """The sizes each promise will have on ``n_safe`` held-back rows, predicted from the
+    candidate part (its sizes scaled by n_safe / n_candidate): the held-back part is not
+    looked at."""
+    scale = n_safe / max(1, cand.score.size)
+    out = []
+    for e in _sizes(promises, cand):
+        n2 = None if e.n2 is None else int(round(e.n2 * scale))
+        out.append(Evidence(0, int(round(e.n * scale)), None if n2 is None else 0, n2))
+    return out
+
+
+def _predicted_p_values(promises, counts, sizes, bnd) -> np.ndarray:
+    """Each rule's joint p-value if the held-back part showed the candidate rates at the
+    predicted sizes (a ranking, not a test)."""
+    joint = np.zeros(counts[0][0].shape)
+    for p, (k, n, k2, n2), s in zip(promises, counts, sizes, strict=True):
+        rate = np.divide(k, n, out=np.zeros_like(k), where=n > 0)
+        rate2 = np.divide(k2, n2, out=np.zeros_like(k2), where=n2 > 0)
+        pv = ltt.p_values(p, np.round(rate * s.n), s.n, np.round(rate2 * (s.n2 or 0)),
+                          s.n2 or 0, bnd, predict=True)
+        joint = np.maximum(joint, pv)
+    return joint
+
+
+def pass_probability(promises, rates, sizes, delta: float, bnd, draws: int = 2000,
+                     seed: int = 0) -> float:
+    """The probability that a rule passes the test at ``delta`` when its held-back counts are
+    binomial at ``rates`` (per promise, (rate, rate2)) with ``sizes``: the share of ``draws``
+    simulated held-back parts whose joint p-value is ≤ δ (the promises' counts drawn
+    independently; a prediction for the record, not part of any guarantee)."""
+    rng = np.random.default_rng(seed)
+    passed = np.ones(draws, bool)
+    for p, (r, r2), s in zip(promises, rates, sizes, strict=True):
+        k = rng.binomial(s.n, min(max(r, 0.0), 1.0), draws) if s.n else np.zeros(draws)
+        k2 = rng.binomial(s.n2, min(max(r2, 0.0), 1.0), draws) if s.n2 else np.zeros(draws)
+        passed &= ltt.rejects(p, k, s.n, k2, s.n2 or 0, delta, bnd, predict=True)
+    return float(np.mean(passed))
+
+
+def _front(predicted, errors) -> list[int]:
+    """The path fixed-sequence testing walks: the rules on the front of (predicted p-value,
+    candidate error), in increasing predicted p-value (safest first); a rule is on it only if
+    its error is below that of every rule before it (a rule dominated in both could only end
+    the sequence early, and is never the best certified)."""
+    out, best = [], np.inf
+    for i in sorted(range(len(errors)), key=lambda i: (predicted[i], errors[i])):
+        if errors[i] < best:
+            out.append(i)
+            best = errors[i]
+    return out
+
+
+def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound: str = B.DEFAULT,
+           per_group: bool = True, test: str = "fixed_sequence", n_thresholds: int = 100,
+           allow_degenerate: bool = False) -> tuple[Rule | None, dict]:
+    """Steps 3–4 of the module docstring: the certified rule with the smallest training
+    error, or None; and the record of the search (sizes, the path's length, p-values, the
+    predicted pass probabilities, the reason for no solution)."""
+    if test not in ("fixed_sequence", "holm"):
+        raise ValueError(f"test must be 'fixed_sequence' or 'holm', got {test!r}")
+    bnd = B.get(bound)
+    grid = _grid(cand.score, n_thresholds)
+    rules = [Rule(float(t)) for t in grid]
+    errors = [float(np.mean(r.positive(cand) != cand.y_pos)) for r in rules]
+    entry = group_entry(promises) if per_group else None
+    if entry is not None and entry in cand.rows:
+        extra = _group_rules(promises, cand, grid, entry)
+        rules += extra
+        errors += [float(np.mean(r.positive(cand) != cand.y_pos)) for r in extra]
+    # everything that orders the rules comes from the candidate part alone
+    sizes = predicted_sizes(promises, cand, safe.score.size)
+    counts = _counts(promises, cand, rules)
+    predicted = _predicted_p_values(promises, counts, sizes, bnd)
+    # safeclf.guarantees.trivial: rules giving one class to (almost) every candidate row are not tested
+    usable = list(range(len(rules))) if allow_degenerate else \
+        trivial.path_rules([r.positive(cand) for r in rules])
+    order = [usable[j] for j in _front(predicted[usable], [errors[i] for i in usable])]
+    if not order:
+        return None, {"how": "threshold", "delta": delta, "reason": trivial.NO_PATH}
+
+    def rates(i):
+        return [(k[i] / n[i] if n[i] else 0.0, k2[i] / n2[i] if n2[i] else 0.0)
+                for k, n, k2, n2 in counts]
+
+    level = delta if test == "fixed_sequence" else delta / len(order)
+    record = {"how": "threshold", "bound": bnd.name, "approximate": bnd.approximate,
+              "test": test, "delta": delta, "n_candidate": int(cand.score.size),
+              "n_safety": int(safe.score.size), "rules": len(rules), "path": len(order),
+              "pass_probability": pass_probability(promises, rates(order[0]), sizes, level,
+                                                   bnd)}
+    sizes_safe = _sizes(promises, safe)
+
+    def held_back_p_values(idx):  # (promises, rules) p-values on the held-back rows
+        k = _counts(promises, safe, [rules[i] for i in idx])
+        alpha = delta if test == "fixed_sequence" else None  # refined as far as p ≤ δ needs
+        return np.array([ltt.p_values(p, kk, s.n, kk2, s.n2 or 0, bnd, alpha=alpha)
+                         for p, (kk, _, kk2, _), s in zip(promises, k, sizes_safe)])
+
+    # every rule of the path at once; fixed-sequence testing reads them in order and stops at
+    # the first non-rejection, so the p-values after it are not used
+    tested, pv = order, held_back_p_values(order)
+    joint = pv.max(axis=0)
+    if test == "fixed_sequence":
+        passed = tested[:ltt.fixed_sequence(joint, delta)]
+    else:
+        passed = [i for i, ok in zip(tested, ltt.holm(joint, delta)) if ok]
+    record["certified_rules"] = len(passed)
+    # safeclf.guarantees.trivial: the degenerate verdict on all training rows
+    y_train = np.concatenate([cand.y_pos, safe.y_pos])
+
+    def judge(i):
+        pred = np.concatenate([rules[i].positive(part) for part in (cand, safe)])
+        return trivial.degenerate(y_train, y_train, pred, rows="the training rows")
+
+    if not passed:
+        record.update(_no_rule_passes(promises, rules[tested[0]], safe, sizes_safe, pv[:, 0],
+                                      level, bnd, delta, cand.score.size,
+                                      record["pass_probability"]))
+        left_out = sorted(set(range(len(rules))) - set(usable))  # safeclf.guarantees.trivial
+        would = np.flatnonzero(held_back_p_values(left_out).max(axis=0) <= level) \
+            if left_out else []
+        if len(would):  # an explanation only: a rule left out is never returned
+            record["reason"] += trivial.left_out_note(judge(left_out[would[0]]))
+        return None, record
+    def training_errors(i):  # on all training rows
+        return sum(int(np.sum(rules[i].positive(part) != part.y_pos)) for part in (cand, safe))
+
+    # safeclf.guarantees.trivial: the choice skips rules degenerate on the training rows
+    ranked = sorted(passed, key=training_errors)
+    best, why = (ranked[0], None) if allow_degenerate else trivial.first_useful(ranked, judge)
+    if best is None:
+        record.update(reason=trivial.no_solution_reason(why), degenerate_only=True)
+        return None, record
+    record["trivial"] = judge(best).reason
+    at = tested.index(best)
+    record.update(rule=rules[best].describe(), p_value=float(joint[at]),
+                  p_values={p.name: float(v) for p, v in zip(promises, pv[:, at])},
+                  predicted_p_value=float(predicted[best]),
+                  rule_pass_probability=pass_probability(promises, rates(best), sizes, level,
+                                                         bnd))
+    return rules[best], record
+
+
+def _no_rule_passes(promises, first: Rule, safe: Part, sizes_safe, p_first, level: float,
+                    bnd, delta: float, n_candidate: int, pass_prob: float) -> dict:
+    """The record of a search whose path's first (safest) rule already fails: the promise
+    with the largest p-value there, its certified limit against its bound and the held-back
+    rows that would certify the observed effect (:mod:`safeclf.guarantees.shortfall`); ``reason`` says
+    it in one line."""
+    from safeclf.guarantees import shortfall as S
+
+    empty = [p.name for p, s in zip(promises, sizes_safe)
+             if not s.n or (s.n2 is not None and not s.n2)]
+    if empty:
+        return {"reason": f"no rule certified at δ = {delta:g}: the held-back part has no row "
+                          f"for {', '.join(empty)}; next: more rows, or a larger fraction"}
+    worst = promises[int(np.argmax(p_first))]
+    q = worst.quantity
+    ev = rate_evidence(q, safe.y_pos, first.positive(safe), safe.rows)
+    pair = S.pair_names(q, safe.rows[q.groups]) if q.kind in ("ratio", "difference") else None
+    n_safe = int(safe.score.size)
+    why = S.shortfall(worst, ev, level, bnd, n_safe, n_train=n_safe + n_candidate,
+                      fraction=n_safe / max(1, n_safe + n_candidate), groups=pair)
+    return {"failed": why,
+            "reason": f"no model: the safest rule of the path (predicted pass probability "
+                      f"{pass_prob:.2f}) fails; " + S.sentence(why, delta)}
+
+
+def certified_promises(promises: list[Promise], delta: float, record: dict) -> list[Promise]:
+    """The promises as the certificate states them: high-confidence at δ, about predict; when
+    no rule passed (``record`` has no ``rule``), the statement says so and nothing is claimed
+    to hold."""
+    if "rule" not in record:
+        return [replace(p, kind="high_confidence", delta=delta,
+                        statement=p.statement.replace("(training data)", "").strip()
+                        + " (population): not certified, no model returned",
+                        note=trivial.NOTHING_PROMISED if record.get("degenerate_only") else
+                        "no rule passed the test: nothing is promised")
+                for p in promises]
+    how = (f"certified post hoc by Learn-then-Test ({record['test'].replace('_', '-')} testing, "
+           f"{record['bound']} p-values) on {record['n_safety']} held-back training rows")
+    approx = "; approximate: the t-test bound's coverage is not guaranteed" \
+        if record.get("approximate") else ""
+    reads = record.get("reads_group", "")
+    blind = "; the decision does not read the group" if reads.startswith("no") else \
+        "; the decision reads the group" if reads.startswith("yes") else ""
+    return [replace(p, kind="high_confidence", delta=delta,
+                    statement=p.statement.replace("(training data)", "").strip()
+                    + f" (population), with probability ≥ {1 - delta:g}"
+                    + (blind if p.quantity.kind in ("ratio", "difference") else ""),
+                    source=f"{p.source}; {how}", rule="predict",
+                    note=f"all {len(promises)} promises hold jointly with probability ≥ "
+                         f"{1 - delta:g}{approx}")
+            for p in promises]
+
+
+def split_rows(n: int, fraction: float, seed: int):
+    """(candidate, held-back) row positions: a plain random draw of ``fraction`` of the ``n``
+    rows (not stratified, so the held-back rows are an i.i.d. sample of the population;
+    :func:`safeclf.guarantees.certify.training.split_indices`)."""
+    from safeclf.guarantees.certify.training import split_indices
+
+    return split_indices(np.zeros(n), fraction, seed, stratify=False)
+
+
+class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Wrap any scoring classifier so that its decision rule carries high-confidence promises.
+
+    Parameters
+    ----------
+    estimator : estimator
+        A binary classifier with ``decision_function`` or ``predict_proba``.
+    promises : list of dict or Promise
+        What must hold on the population, in ramp's constraint vocabulary
+        (``{"rate": "fpr", "max": 0.05}``, ``{"rate": "fairness_ratio", "min": 0.8}``, ...;
+        see :mod:`safeclf.guarantees.declared`), or :class:`~safeclf.guarantees.promises.Promise` objects.
+    delta : float in (0, 1)
+        The promises hold jointly with probability ≥ 1 − δ.
+    fraction : float in (0, 1)
+        Share of the training rows held back for the test.
+    bound : {"clopper_pearson", "hoeffding", "bentkus", "ttest"}
+        The p-values' bound (:mod:`safeclf.guarantees.bounds`; ``ttest`` is approximate).
+    thresholds : {"auto", "global", "per_group"}
+        One threshold, or one per group where a promise compares groups ("auto": per group
+        when the features encode the group, or encode each column of an intersection).
+    group_blind : bool, default False
+        A rule that never reads the group: the feature columns that encode it (every column
+        found by :func:`safeclf.guarantees.group_encoding.encoding_columns` for the groups and for each
+        component of an intersection) are left out of the model's fit and of every
+        prediction, and one threshold serves everyone. The groups are still used to certify.
+        Proxies of the group among the other features are not removed.
+    group_columns : list of str, optional
+        The row entries whose intersection the groups are (``rows`` must hold them), so a
+        per-group rule can read intersectional groups from their components' columns.
+    test : {"fixed_sequence", "holm"}
+    n_thresholds : int
+        Size of the global threshold grid.
+    random_state : int
+        Seed of the split.
+    allow_degenerate : bool, default False
+        Whether a rule that is degenerate (one class for all but a negligible share of rows,
+        or not better than the majority rule beyond noise: :mod:`safeclf.guarantees.trivial`) may be
+        returned; by default such a rule is never tested or chosen, and only such rules
+        certified is no solution.
+
+    Attributes
+    ----------
+    estimator_ : the model fitted on the candidate part.
+    rule_ : :class:`Rule` or None (no solution).
+    promises_ : list of Promise, as certified.
+    certificate_ : dict, the record of the search (sizes, p-values, the reason for no solution).
+    group_encoding_ : :class:`~safeclf.guarantees.group_encoding.GroupEncoding` or None.
+    blind_columns_ : tuple of int, the feature columns left out (``group_blind``).
+    reads_group_ : str, whether and how the decision reads the group (:meth:`reads_group`).
+    classes_ : ndarray of shape (2,).
+    """
+
+    _parameter_constraints: dict = {}
+
+    def __init__(self, estimator=None, promises=None, delta=0.05, fraction=0.3,
+                 bound=B.DEFAULT, thresholds="auto", test="fixed_sequence", n_thresholds=100,
+                 random_state=None, group_blind=False, group_columns=None,
+                 allow_degenerate=False):
+        self.estimator = estimator
+        self.promises = promises
+        self.delta = delta
+        self.fraction = fraction
+        self.bound = bound
+        self.thresholds = thresholds
+        self.test = test
+        self.n_thresholds = n_thresholds
+        self.random_state = random_state
+        self.group_blind = group_blind
+        self.group_columns = group_columns
+        self.allow_degenerate = allow_degenerate
+
+    def _check_params(self):
+        if not (isinstance(self.delta, float | int) and 0 < self.delta < 1):
+            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
+        if not (isinstance(self.fraction, float | int) and 0 < self.fraction < 1):
+            raise ValueError(f"fraction must be in (0, 1), got {self.fraction!r}")
+        B.get(self.bound)
+        if self.thresholds not in ("auto", "global", "per_group"):
+            raise ValueError(f"thresholds must be 'auto', 'global' or 'per_group', got "
+                             f"{self.thresholds!r}")
+        if not isinstance(self.group_blind, bool | np.bool_):
+            raise ValueError(f"group_blind must be True or False, got {self.group_blind!r}")
+        if self.group_blind and self.thresholds == "per_group":
+            raise ValueError("group_blind=True reads no group, so thresholds cannot be "
+                             "'per_group'")
+        if not isinstance(self.allow_degenerate, bool | np.bool_):
+            raise ValueError(f"allow_degenerate must be True or False, got "
+                             f"{self.allow_degenerate!r}")
+
+    def fit(self, X, y, groups=None, rows=None, **fit_params):
+        """Fit on the candidate part, certify a rule on the held-back part.
+
+        ``groups`` (n,) are the rows' groups (rows entry ``groups``); ``rows`` may give other
+        row entries named by the promises' subsets; ``fit_params`` go to the estimator's fit
+        (arrays of length n are split with the rows)."""
+        from safeclf.guarantees import declared
+        from safeclf.guarantees import group_encoding as GE
+
+        self._check_params()
+        y = np.asarray(y)
+        self.classes_ = np.unique(y)
+        if self.classes_.size != 2:
+            raise ValueError(f"CertifiedClassifier needs two classes, got {self.classes_.size}")
+        y_pos = y == self.classes_[-1]
+        rows = dict(rows or {})
+        if groups is not None:
+            rows["groups"] = np.asarray(groups)
+        seed = 0 if self.random_state is None else int(self.random_state)
+        cand, safe = split_rows(y.shape[0], self.fraction, seed)
+        promises = [p for p in (self.promises or []) if isinstance(p, Promise)] + \
+            declared.promises([p for p in (self.promises or []) if not isinstance(p, Promise)],
+                              y_pos[cand], {k: v[cand] for k, v in rows.items()})
+        n = y.shape[0]
+        params = {k: (v[cand] if hasattr(v, "__len__") and len(v) == n else v)
+                  for k, v in fit_params.items()}
+        blind = blind_columns(_rows(X, cand), {k: v[cand] for k, v in rows.items()},
+                              promises, self.group_columns) if self.group_blind else ()
+        est = clone(self.estimator).fit(drop_columns(_rows(X, cand), blind), y[cand], **params)
+        self._certify(est, promises, X, y_pos, rows, cand, safe, GE, blind)
+        return self
+
+    def _certify(self, est, promises, X, y_pos, rows, cand, safe, GE, blind=()):
+        if not promises or any(p.quantity.kind not in CERTIFIABLE for p in promises):
+            raise ValueError("certification needs at least one rate or ratio promise")
+        self.estimator_ = est
+        self.blind_columns_ = tuple(int(c) for c in blind)
+        entry = search_entry = group_entry(promises)
+        encoding = None
+        if self.thresholds != "global" and not self.group_blind and entry is not None \
+                and entry in rows:
+            comps = [rows[c][cand] for c in self.group_columns or () if c in rows] \
+                if entry == "groups" else None
+            encoding = GE.find_any(_rows(X, cand), rows[entry][cand], comps)
+            if encoding is None and self.thresholds == "per_group":
+                GE.require(_rows(X, cand), rows[entry][cand], "thresholds='per_group'")
+        if encoding is None:
+            search_entry = None
+        self.group_encoding_ = encoding
+        if entry is not None and entry in rows:  # compared as text, converted once
+            rows[entry] = np.asarray(rows[entry]).astype(str)
+        parts = [Part(scores_of(est, drop_columns(_rows(X, i), self.blind_columns_)), y_pos[i],
+                      {k: _take(v, i) for k, v in rows.items()}) for i in (cand, safe)]
+        rule, record = search(promises, *parts, self.delta, self.bound,
+                              per_group=search_entry is not None, test=self.test,
+                              n_thresholds=self.n_thresholds,
+                              allow_degenerate=bool(self.allow_degenerate))
+        self.rule_ = rule
+        self.reads_group_ = self.reads_group(_rows(X, cand), {k: _take(v, cand) for k, v
+                                                              in rows.items()}, entry)
+        record["reads_group"] = self.reads_group_
+        self.certificate_ = record
+        self.promises_ = certified_promises(promises, self.delta, record)
+        return self
+
+    def reads_group(self, X, rows, entry) -> str:
+        """Whether the decision reads the group, in words: ``no`` (group-blind: its columns are
+        left out), ``yes: a threshold per group ...``, ``yes: the model's features include the
+        group ...`` or ``no: no feature column encodes the group``."""
+        if self.group_blind:
+            return (f"no: group-blind (the {len(self.blind_columns_)} feature columns that "
+                    "encode the group are not read; one threshold for everyone)")
+        if self.rule_ is not None and self.rule_.per_group:
+            return "yes: a threshold per group, read from the group's feature columns"
+        if entry is not None and entry in rows and \
+                _encodes_group(X, rows[entry], self.group_columns, rows):
+            return "yes: one threshold, but the model's features include the group's columns"
+        return "no: one threshold, and no feature column encodes the group"
+
+    @classmethod
+    def from_fitted(cls, est, promises, X, y_pos, rows, cand, safe, blind=(), **params):
+        """A certified classifier around ``est`` already fitted on rows ``cand`` (the
+        runner's path: the plugin fits the model its own way), with the feature columns
+        ``blind`` left out of its fit (:func:`blind_columns`) when ``group_blind``."""
+        from safeclf.guarantees import group_encoding as GE
+
+        self = cls(estimator=est, promises=list(promises), **params)
+        self._check_params()
+        self.classes_ = np.asarray(est.classes_)
+        return self._certify(est, promises, X, np.asarray(y_pos, bool), dict(rows), cand, safe,
+                             GE, blind)
+
+    @property
+    def no_solution_(self) -> str | None:
+        return None if self.rule_ is not None else self.certificate_.get("reason")
+
+    def decision_function(self, X):
+        """The model's score minus the rule's threshold (of the row's group): positive means
+        predicted positive; it orders rows, unlike a 0/1 clip."""
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "certificate_")
+        if self.rule_ is None:
+            raise NoSolution(f"no certified model: {self.no_solution_}")
+        score = scores_of(self.estimator_, drop_columns(X, getattr(self, "blind_columns_", ())))
+        rows = {}
+        if self.rule_.per_group:
+            rows[self.rule_.groups] = self.group_encoding_.groups_of(X)
+        return score - self.rule_.thresholds(rows)
+
+    def predict(self, X):
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+
+def _rows(X, idx):
+    return X[idx] if not hasattr(X, "iloc") else X.iloc[idx]
+
+
+def drop_columns(X, columns):
+    """X without the feature ``columns`` (positions), for an array, a sparse matrix or a
+    DataFrame; X itself when there are none."""
+    if not len(columns):
+        return X
+    keep = np.setdiff1d(np.arange(X.shape[1]), np.asarray(columns, dtype=int))
+    return X.iloc[:, keep] if hasattr(X, "iloc") else X[:, keep]
+
+
+def blind_columns(X, rows, promises, group_columns=None) -> tuple[int, ...]:
+    """The feature columns a group-blind rule leaves out: every column that encodes the
+    groups its promises compare (:func:`safeclf.guarantees.group_encoding.encoding_columns`), and each
+    component of an intersection (``group_columns``, row entries of ``rows``)."""
+    from safeclf.guarantees.group_encoding import encoding_columns
+
+    entries = {p.quantity.groups for p in promises if p.quantity.kind in ("ratio", "difference")}
+    entries |= {c for c in group_columns or () if c in rows}
+    X = X.to_numpy() if hasattr(X, "iloc") else X
+    return tuple(sorted({c for e in entries if e in rows
+                         for c in encoding_columns(X, rows[e])}))
+
+
+def _encodes_group(X, groups, group_columns, rows) -> bool:
+    """Whether some feature column of X encodes the groups or a component of them."""
+    from safeclf.guarantees.group_encoding import encoding_columns
+
+    X = X.to_numpy() if hasattr(X, "iloc") else X
+    keys = [groups] + [rows[c] for c in group_columns or () if c in rows]
+    return any(encoding_columns(X, g) for g in keys)

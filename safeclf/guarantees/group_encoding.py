@@ -1,0 +1,148 @@
+"""Where the features encode the group, so a rule with a threshold per group can be applied
+when predicting from X alone (``predict`` sees no group column), and which columns a
+group-blind rule must not read.
+
+:func:`find` looks, on the training rows, for the columns that determine each row's group:
+one column whose values stand one-to-one for the groups (a 0/1 column for two groups, a
+label-encoded column), else one-hot indicator columns, one per group (one group may be the
+rows where every indicator is 0, as with a dropped reference level). The result is a
+:class:`GroupEncoding` that maps new rows back to their group, or ``None``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from safeclf.errors import DataError
+
+
+@dataclass(frozen=True)
+class GroupEncoding:
+    """``columns`` of X whose values (joined as text in ``lookup``'s keys) give the group."""
+
+    columns: tuple
+    lookup: dict
+
+    def groups_of(self, X) -> np.ndarray:
+        """The group of each row of X; a row whose values match no group is an error."""
+        cols = _dense(X, list(self.columns))
+        out = np.full(cols.shape[0], None, dtype=object)
+        for key, group in self.lookup.items():
+            values = np.array([float(v) for v in key.split("|")])
+            out[np.all(cols == values, axis=1)] = group
+        if np.equal(out, None).any():
+            raise DataError("a row's group columns hold values not seen at fit, so its group "
+                            "(and so its threshold) is unknown")
+        return out
+
+
+def _dense(X, cols):
+    part = X[:, cols]
+    return np.asarray(part.toarray() if sp.issparse(part) else part, dtype=float)
+
+
+def _key(values) -> str:
+    return "|".join(repr(float(v)) for v in values)
+
+
+def find(X, groups) -> GroupEncoding | None:
+    """The columns of ``X`` that encode ``groups`` (see the module docstring), or None.
+    Indicator columns are recognised whatever their two values (a standardised one-hot
+    column is still one)."""
+    groups = np.asarray(groups).astype(str)
+    names = np.unique(groups)
+    Xc = X.tocsc() if sp.issparse(X) else np.asarray(X)
+    indicators = {}  # group -> (column, value on its rows, value elsewhere)
+    for j in range(X.shape[1]):
+        col = _dense(Xc, [j]).ravel()
+        values = np.unique(col)
+        if values.size == names.size:
+            members = [np.unique(groups[col == v]) for v in values]
+            if all(m.size == 1 for m in members):
+                return GroupEncoding((j,), {_key([v]): str(m[0]) for v, m in zip(values, members)})
+        if values.size == 2:
+            for on, off in (values, values[::-1]):
+                owner = np.unique(groups[col == on])
+                if owner.size == 1 and owner[0] not in indicators \
+                        and np.all(col[groups == owner[0]] == on):
+                    indicators[owner[0]] = (j, float(on), float(off))
+                    break
+    if indicators and len(indicators) >= names.size - 1:
+        used = [g for g in names if g in indicators]
+        columns = tuple(indicators[g][0] for g in used)
+        lookup = {_key([indicators[h][1] if h == g else indicators[h][2] for h in used]): str(g)
+                  for g in names}
+        return GroupEncoding(columns, lookup)
+    return None
+
+
+@dataclass(frozen=True)
+class IntersectionEncoding:
+    """Intersectional groups (``"Female & Black"``) read from the encodings of their component
+    columns (``sex`` and ``race`` one-hot in X, each found by :func:`find`), joined in the
+    order the groups were made (:func:`safeclf.guarantees.groups.intersect`)."""
+
+    parts: tuple
+
+    @property
+    def columns(self) -> tuple:
+        return tuple(sorted({c for p in self.parts for c in p.columns}))
+
+    def groups_of(self, X) -> np.ndarray:
+        from safeclf.guarantees.groups import intersect
+
+        return intersect([p.groups_of(X) for p in self.parts])
+
+
+def find_any(X, groups, components=None):
+    """:func:`find` for ``groups``; where no columns encode the groups themselves and
+    ``components`` (the row entries whose intersection they are, in order) are given, an
+    :class:`IntersectionEncoding` of the components' encodings when every component is
+    encoded; else None."""
+    found = find(X, groups)
+    if found is not None or not components:
+        return found
+    parts = [find(X, c) for c in components]
+    if any(p is None for p in parts):
+        return None
+    enc = IntersectionEncoding(tuple(parts))
+    return enc if np.array_equal(enc.groups_of(X).astype(str), np.asarray(groups).astype(str)) \
+        else None
+
+
+def encoding_columns(X, groups) -> tuple[int, ...]:
+    """Every column of X that encodes ``groups``: a column whose values stand one-to-one for
+    the groups, or an indicator of one group (its rows take one value that no other row
+    takes). A group-blind rule leaves all of them out (two one-hot columns of a two-valued
+    attribute each encode it alone)."""
+    groups = np.asarray(groups).astype(str)
+    names = np.unique(groups)
+    Xc = X.tocsc() if sp.issparse(X) else np.asarray(X)
+    out = []
+    for j in range(X.shape[1]):
+        col = _dense(Xc, [j]).ravel()
+        values = np.unique(col)
+        if values.size < 2:
+            continue
+        owners = [np.unique(groups[col == v]) for v in values]
+        if values.size == names.size and all(o.size == 1 for o in owners):
+            out.append(j)
+            continue
+        for v, o in zip(values, owners):
+            if o.size == 1 and np.all(col[groups == o[0]] == v):
+                out.append(j)
+                break
+    return tuple(out)
+
+
+def require(X, groups, who: str) -> GroupEncoding:
+    """:func:`find`, or a :class:`DataError` saying why ``who`` needs it."""
+    found = find(X, groups)
+    if found is None:
+        raise DataError(f"{who}: no feature columns determine the group, so the group cannot "
+                        "be known when predicting; keep the group among the features (csv: "
+                        "group_as_feature: true; Adult: sensitive_as_feature: true)")
+    return found

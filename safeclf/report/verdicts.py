@@ -1,0 +1,296 @@
+"""Promises where people look: ``promises.csv`` / ``promises.md`` in the run folder, the
+compact table printed after the summary, the default plot of each promise's estimate and
+interval against its bound, and verdicts of several runs side by side (``compare
+--promises``)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+COLUMNS = ["job", "dataset", "method", "params", "seed", "fold", "status", "degenerate",
+           "promise", "statement", "positive", "kind", "rule", "delta", "source", "sense",
+           "bound", "estimate", "lower", "upper", "n", "n_needed", "confidence", "verdict",
+           "beyond", "train_estimate", "train_verdict", "note"]
+KEYS = ["dataset", "method", "params", "promise"]
+COLORS = {"holds": "#009E73", "violated": "#D55E00", "inconclusive": "#E69F00",
+          "no solution": "#7F7F7F", "not checked": "#BBBBBB"}  # plot_style.PALETTE's
+
+
+def promises_frame(results: list[dict]):
+    """One row per (job, promise) of the jobs' records (see :data:`COLUMNS`)."""
+    import pandas as pd
+
+    rows = []
+    for r in results:
+        for p in r.get("promises") or []:
+            row = {"job": r["id"], "dataset": r["dataset"], "method": r["method"],
+                   "params": json.dumps(r["params"], sort_keys=True, default=str),
+                   "seed": r["seed"], "fold": r["fold"], "status": r["status"],
+                   # the model's degenerate verdict on the test rows (safeclf.guarantees.trivial)
+                   "degenerate": r.get("degenerate_reason") or ""}
+            row.update({k: p.get(k) for k in COLUMNS if k in p})
+            rows.append(row)
+    frame = pd.DataFrame(rows, columns=COLUMNS).sort_values(
+        ["dataset", "method", "params", "promise", "seed", "fold"], kind="stable",
+        na_position="first").reset_index(drop=True)
+    for c in ("bound", "estimate", "lower", "upper", "delta", "confidence"):
+        frame[c] = pd.to_numeric(frame[c], errors="coerce")
+    return frame
+
+
+def _fmt(v, digits=4) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}g}"
+
+
+def _rows(v: float) -> str:
+    """A count of rows as a reader reads it: ``48,764,400``; ``∞`` when no number would do
+    (the estimate sits on the bound)."""
+    return "∞" if math.isinf(v) else f"{math.ceil(v):,}"
+
+
+def _short(params: str, keys=None, width: int = 40) -> str:
+    """The parameters among ``keys`` (default: every scalar one) as ``k=v, ...``."""
+    p = json.loads(params)
+    text = ", ".join(f"{k}={v}" for k, v in p.items()
+                     if (keys is None or k in keys) and not isinstance(v, (list, dict)))
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def summary(frame, short: bool = True):
+    """Per (dataset, method, params, promise): kind, bound, mean estimate, the interval (one
+    job) or the number of jobs, verdict counts, and the failure rate (share of jobs whose
+    estimate is beyond the bound, a no-solution job counting as not beyond). ``params`` is
+    shortened to the varying ones unless ``short`` is false (it stays JSON)."""
+    import pandas as pd
+
+    from safeclf.store.folder import varying_by_method
+
+    varying = varying_by_method(frame)
+    out = []
+    for key, g in frame.groupby(KEYS, sort=False, dropna=False):
+        first = g.iloc[0]
+        row = dict(zip(KEYS, key))
+        if short:
+            row["params"] = _short(row["params"], varying[row["method"]]) or "-"
+        if first["kind"] == "none":
+            row.update(promise="none", kind="none", bound="", estimate="", interval="",
+                       verdicts="no promise", n_needed="", failure_rate="", train_verdicts="",
+                       rule="", positive="", degenerate=degenerate_cell(g),
+                       statement=str(first["statement"]))
+            out.append(row)
+            continue
+        op = "≤" if first["sense"] == "<=" else "≥"
+        bounds = g["bound"].dropna().unique()
+        row["kind"] = first["kind"] + (f" (δ={_fmt(first['delta'])})"
+                                       if first["kind"] == "high_confidence" else "")
+        row["bound"] = f"{op} {_fmt(bounds[0])}" if len(bounds) == 1 else f"{op} varies"
+        est = g["estimate"].dropna()
+        row["estimate"] = _fmt(est.mean()) if len(est) else ""
+        if len(g) == 1:
+            row["interval"] = f"[{_fmt(first['lower'])}, {_fmt(first['upper'])}] n={first['n']}"
+        else:
+            row["interval"] = f"{len(g)} jobs"
+        # rows of the test split that would make the inconclusive checks conclusive
+        need = (pd.to_numeric(g["n_needed"], errors="coerce").dropna()
+                if "n_needed" in g else pd.Series(dtype=float))
+        row["n_needed"] = ("" if need.empty else _rows(need.iloc[0]) if len(need) == 1
+                           else f"median {_rows(need.median())}")
+        counts = g["verdict"].value_counts()
+        row["verdicts"] = ", ".join(f"{v} {c}" for v, c in counts.items())
+        beyond = g["beyond"].map(lambda b: float(bool(b)) if b is not None and b == b else 0.0)
+        row["failure_rate"] = f"{beyond.mean():.2f} ({int(beyond.sum())}/{len(g)})"
+        # runs written before the training check have neither column
+        train = g["train_verdict"].dropna() if "train_verdict" in g else pd.Series(dtype=str)
+        row["train_verdicts"] = ", ".join(f"{v} {c}" for v, c in train.value_counts().items())
+        rule = first.get("rule")
+        row["rule"] = str(rule) if isinstance(rule, str) else ""
+        row["statement"] = str(first["statement"])
+        positive = first.get("positive")
+        row["positive"] = str(positive) if isinstance(positive, str) else ""
+        row["source"] = str(first["source"])
+        row["degenerate"] = degenerate_cell(g)
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def degenerate_cell(g) -> str:
+    """``degenerate in k/n jobs: <the first reason>`` where k of the n jobs of ``g`` have a
+    degenerate model (:mod:`safeclf.guarantees.trivial`); empty where none has (or the run predates the
+    column)."""
+    if "degenerate" not in g:
+        return ""
+    jobs = g.drop_duplicates("job")
+    reasons = jobs["degenerate"].map(lambda v: v if isinstance(v, str) else "")
+    flagged = reasons[reasons != ""]
+    return "" if flagged.empty else \
+        f"degenerate in {len(flagged)}/{len(jobs)} jobs: {flagged.iloc[0]}"
+
+
+def write_tables(run_dir: Path, frame) -> None:
+    """promises.csv and promises.md of a :func:`promises_frame`."""
+    from safeclf.store.folder import atomic_write, to_markdown
+
+    atomic_write(run_dir / "promises.csv", frame.to_csv(index=False))
+    text = ("# Promises\n\nEach promise a fitted model makes, checked on the test split: "
+            "estimate, two-sided interval (Clopper–Pearson for a rate, Katz log for a ratio, "
+            "Newcombe for a difference), verdict (holds: the whole interval on the promised "
+            "side of the bound; violated: the whole interval on the other side). n needed: "
+            "for an inconclusive check, the test rows that would make it conclusive at the "
+            "observed estimate (the counts scaled; the median over jobs). Failure rate: share "
+            "of jobs whose "
+            "estimate is beyond the bound. Train verdicts: a training-only promise checked "
+            "exactly on the training rows, for the rule it names (within its tolerance). "
+            "Degenerate: the jobs whose model gives one class to almost every test row or is "
+            "not better than the majority-class rule beyond noise, and why (a promise kept by "
+            "such a model is kept by predicting the same for everyone). "
+            "Per job: promises.csv.\n\n")
+    if frame.empty:
+        text += "(no promises recorded)\n"
+    else:
+        text += to_markdown(summary(frame)) + "\n"
+    atomic_write(run_dir / "promises.md", text)
+
+
+def write_plot(run_dir: Path, frame) -> list[str]:
+    """plots/promises.png and .svg of a :func:`promises_frame` (when any promise was
+    checked); the problems met while plotting."""
+    if frame.empty or (frame["kind"] == "none").all():
+        return []
+    try:
+        from safeclf.report.plots.style import figures
+
+        with figures():
+            fig = plot(frame)
+            (run_dir / "plots").mkdir(parents=True, exist_ok=True)
+            for ext in ("png", "svg"):
+                fig.savefig(run_dir / "plots" / f"promises.{ext}", dpi=120)
+    except Exception as exc:  # a broken plot must not lose the run
+        return [f"promises plot: {type(exc).__name__}: {exc}"]
+    return []
+
+
+def plot(frame):
+    """One panel per promise: each job's estimate and interval (coloured by verdict) against
+    its bound (a black bar), one row per dataset / method / parameters."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from safeclf.store.folder import varying_by_method
+
+    checked = frame[frame["kind"] != "none"]
+    varying = varying_by_method(checked)
+    names = list(dict.fromkeys(checked["promise"]))
+    rows_per = [checked[checked["promise"] == n].groupby(["dataset", "method", "params"],
+                                                         sort=False).ngroups for n in names]
+    fig, axes = plt.subplots(len(names), 1, squeeze=False,
+                             figsize=(7.5, sum(1.2 + 0.32 * r for r in rows_per)),
+                             gridspec_kw={"height_ratios": [1 + 0.3 * r for r in rows_per]})
+    for ax, name in zip(axes[:, 0], names):
+        g = checked[checked["promise"] == name]
+        labels = []
+        for i, ((dataset, method, params), h) in enumerate(
+                g.groupby(["dataset", "method", "params"], sort=False)):
+            kinds = "/".join(dict.fromkeys(h["kind"]))
+            labels.append(f"{dataset} · {method} {_short(params, varying[method], 30)}".strip()
+                          + f" [{kinds}]")
+            jitter = np.linspace(-0.25, 0.25, len(h)) if len(h) > 1 else [0.0]
+            for dy, (_, r) in zip(jitter, h.iterrows()):
+                y = i + dy
+                color = COLORS.get(r["verdict"], "black")
+                if r["verdict"] == "no solution":
+                    ax.plot([r["bound"]], [y], "x", color=color, ms=4)
+                    continue
+                if np.isfinite(r["lower"]) and np.isfinite(r["upper"]):
+                    ax.plot([r["lower"], r["upper"]], [y, y], color=color, lw=1.2)
+                ax.plot([r["estimate"]], [y], "o", color=color, ms=3)
+            for b in h["bound"].dropna().unique():
+                ax.plot([b, b], [i - 0.4, i + 0.4], color="black", lw=2)
+        first = g.iloc[0]
+        op = "≤" if first["sense"] == "<=" else "≥"
+        ax.set_yticks(range(len(labels)), labels, fontsize=7)
+        ax.set_ylim(len(labels) - 0.5, -0.5)
+        bounds = ", ".join(f"{b:g}" for b in g["bound"].dropna().unique())
+        ax.set_title(f"{name}: promised {op} {bounds} (black bar) [kind]", fontsize=8,
+                     loc="left")
+        ax.tick_params(axis="x", labelsize=7)
+    handles = [matplotlib.lines.Line2D([], [], color=c, marker="o", ls="-", ms=3, label=v)
+               for v, c in COLORS.items() if v in set(checked["verdict"])]
+    axes[0, 0].legend(handles=handles, fontsize=6, loc="best")
+    axes[-1, 0].set_xlabel("each job's test estimate and interval at the spec's confidence, "
+                           "coloured by verdict", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def print_table(console, results: list[dict]) -> None:
+    """The compact promise table printed after the summary."""
+    from rich.table import Table
+    from rich.text import Text
+
+    frame = promises_frame(results)
+    if frame.empty:
+        return
+    s = summary(frame)
+    table = Table(title="Promises (test split)", title_justify="left")
+    cols = ["dataset", "method", "params", "promise", "positive", "kind", "bound", "estimate",
+            "interval", "verdicts", "n_needed", "failure_rate", "train_verdicts",
+            "degenerate"]
+    if "positive" not in s or not s["positive"].fillna("").astype(str).str.len().any():
+        cols.remove("positive")  # no promise counts favourable decisions
+    for c in cols:
+        table.add_column(c.replace("_", " "), overflow="fold")
+    for row in s.itertuples(index=False):
+        cells = [Text(str(getattr(row, c)), style="bold red" if c == "degenerate" else "")
+                 for c in cols]
+        table.add_row(*cells)
+    console.print(table)
+
+
+def compare(run_dirs) -> object:
+    """Verdict counts and failure rates of several runs side by side, aligned by dataset,
+    method, parameters and promise; columns headed by the runs' short names, certified
+    methods marked."""
+    from safeclf.report.compare import _short as short_params
+    from safeclf.report.compare import certified, full_params, mark_certified, run_labels
+    from safeclf.errors import SpecError
+    from safeclf._utils.paths import inside
+    from safeclf.store.folder import load_run, read_table
+
+    merged, empty = None, []
+    runs = [load_run(d) for d in run_dirs]  # run folders, said as for compare
+    names = run_labels([(Path(d), spec, manifest)
+                        for d, (spec, manifest, _) in zip(run_dirs, runs)])
+    for name, d, (spec, _, _) in zip(names, run_dirs, runs):
+        path = inside(d, "promises.csv")
+        if not path.is_file():
+            raise SpecError(f"compare --promises: run '{Path(d).name}' has no promises.csv")
+        frame = read_table(path)
+        if frame.empty:  # every job failed: nothing to set beside the other runs' verdicts
+            empty.append(name)
+            continue
+        frame["params"] = full_params(frame, spec)  # rows align on the whole model
+        s = summary(frame.assign(
+            beyond=lambda f: f["beyond"].map({True: True, False: False, "True": True,
+                                              "False": False})), short=False)
+        s = s[["dataset", "method", "params", "promise", "bound", "verdicts", "failure_rate"]]
+        s = s.rename(columns={"verdicts": f"{name} verdicts",
+                              "failure_rate": f"{name} failure"})
+        merged = s if merged is None else merged.merge(
+            s, on=["dataset", "method", "params", "promise", "bound"], how="outer")
+    if merged is None:
+        which = f"run '{Path(run_dirs[0]).name}'" if len(names) == 1 else "none of the runs"
+        raise SpecError(f"compare --promises: {which} recorded a promise (no job ended with a "
+                        "model; the 'error' column of each run's metrics.csv says why)")
+    for name in empty:
+        merged[f"{name} verdicts"] = "no job ended with a model"
+        merged[f"{name} failure"] = ""
+    merged["params"] = short_params(merged, KEYS)
+    runs_cols = [c for c in merged.columns if c.endswith((" verdicts", " failure"))]
+    merged[runs_cols] = merged[runs_cols].fillna("")  # the row is not in that run
+    return mark_certified(merged, certified([spec for spec, _, _ in runs]))

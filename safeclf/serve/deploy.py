@@ -1,0 +1,314 @@
+"""From a run to the one model to deploy: ``safeclf deploy RUN --method LABEL --out DIR``.
+
+A run fits one model per seed on a part of the rows, to measure; a lender deploys one model.
+:func:`deploy` writes it to ``DIR/model.skops`` with ``DIR/model.json`` (the metadata
+``safeclf predict`` reads, plus a ``deployment`` record of where the model came from):
+
+* an **uncertified** method is refitted on every row of its dataset (the ``calibration``
+  share still held back when the method calibrates), with the parameters the run used and the
+  run's ``preprocess`` step (imputation and scaling fitted on all rows). The run's held-out
+  figures for those parameters are the evidence for it: they are copied into the record, and
+  the refitted model has no test part of its own.
+* a **certified** method (``certify`` on its entry) is *not* refitted: its promise holds with
+  probability ≥ 1 − δ for the model the safety test passed, and a refit on other rows would be
+  a model no test has seen: the certificate would be void. The deployed model is the run's own
+  certified model, copied from ``models/<job>.skops`` (the run must have saved it): by default
+  the job of the lowest seed that found a solution (a choice that does not look at test
+  results), or ``--job``.
+
+A model the run flagged **degenerate** (:mod:`safeclf.guarantees.trivial`: it gives one class to almost
+every test row, or is not better than the majority-class rule beyond noise; metrics.csv's
+``degenerate``) is refused unless ``--allow-degenerate`` is given: for a certified method, the
+job whose model would be copied; for a refit, when at least half of the parameter point's jobs
+were flagged (the refit is the same method at the same parameters on more rows). An allowed one
+is deployed with the reason in its record.
+
+With several parameter points for the method (a grid), ``--job`` names the job whose parameters
+to use. The record holds the run folder, job, parameters, seed and the SHA-256 of the data
+file(s) the model was fitted on; a data file that changed since the run is refused (the run's
+figures would not describe it).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from safeclf.errors import SafeclfError, SpecError
+from safeclf.store.models import DEPLOYED
+
+#: Why a certified model is copied, not refitted (said in the output and the record).
+NO_REFIT = ("certified: this is the model the run's safety test passed; refitting it on other "
+            "rows would void its certificate")
+
+
+@dataclass
+class Deployed:
+    """What :func:`deploy` wrote: the model file and its record."""
+
+    path: Path
+    record: dict[str, Any]
+    #: whether ``safeclf predict`` reads new rows for it (a ``csv`` dataset's model)
+    predictable: bool = True
+
+
+def _choose(names: list[str], given: str | None, flag: str, what: str, whose: str = "") -> str:
+    """``given`` among ``names`` (the only name when none is given); ``what`` names the kind
+    (``method``), ``whose`` what they belong to (`` of method 'svm'``)."""
+    if given is None:
+        if len(names) == 1:
+            return names[0]
+        raise SpecError(f"{flag}: the run has {len(names)} {what}s{whose} ({', '.join(names)}); "
+                        f"choose one with {flag}")
+    if given not in names:
+        from safeclf.errors import closest
+
+        raise SpecError(f"{flag}: no {what}{whose} named '{given}' in the run "
+                        f"({', '.join(names)}){closest(given, names)}")
+    return given
+
+
+def _check_out(out: Path, run_dir: Path) -> None:
+    """``--out``: a new or empty folder, outside the run folder, that can be made and written
+    (:func:`safeclf._utils.paths.writable_folder`: tried, so ``/proc/x`` is refused here)."""
+    from safeclf._utils.paths import not_overwriting, what_is, writable_folder
+
+    kind = what_is(out)
+    if kind == "a folder" and any(Path(out).iterdir()):
+        raise SpecError(f"--out '{out}' is a folder that is not empty; give a new folder "
+                        "(nothing is overwritten)")
+    if kind not in ("missing", "a folder"):
+        raise SpecError(f"--out '{out}' is {kind}; give a folder to create")
+    not_overwriting(out, "--out", folders={"the run folder": run_dir})
+    writable_folder(out, "--out:", make_parents=False)
+
+
+def _jobs(table, method: str, dataset: str, job: str | None):
+    """The rows of ``table`` for (dataset, method) at one parameter point."""
+    rows = table[(table["method"] == method) & (table["dataset"] == dataset)]
+    if job is not None:
+        chosen = rows[rows["job"] == job]
+        if chosen.empty:
+            raise SpecError(f"--job: no job '{job}' of method '{method}' on dataset "
+                            f"'{dataset}' in the run")
+        return rows[rows["params"] == chosen["params"].iloc[0]]
+    points = dict(zip(rows["params"], rows["job"]))
+    if len(points) > 1:
+        said = [f"{p} (job {j})" for p, j in list(points.items())[:4]]
+        raise SpecError(f"--method '{method}' ran at {len(points)} parameter points "
+                        f"({'; '.join(said)}{'; ...' if len(points) > 4 else ''}); choose one "
+                        "with --job (any job of that point)")
+    return rows
+
+
+def _data_identity(manifest: dict, dataset: str) -> list[dict]:
+    """The run's data files of ``dataset``, checked against their content now."""
+    from safeclf.store.folder import file_identity
+
+    out = []
+    for recorded in manifest.get("data") or []:
+        if recorded.get("dataset") != dataset:
+            continue
+        path = Path(recorded["path"])
+        if not path.is_file():
+            raise SpecError(f"data file '{path}' of dataset '{dataset}' is gone; the model "
+                            "cannot be fitted on the run's data")
+        now = file_identity(path)
+        if now["sha256"] != recorded.get("sha256"):
+            raise SpecError(f"data file '{path}' of dataset '{dataset}' changed since the run "
+                            "(SHA-256 differs); the run's figures do not describe a model "
+                            "fitted on it: run the spec again, then deploy")
+        out.append(now)
+    return out
+
+
+def _evidence(rows) -> dict[str, Any]:
+    """The run's held-out figures for the chosen point: mean of each test column."""
+    ok = rows[rows["status"] == "ok"]
+    cols = [c for c in ok.columns if c.startswith("test_")]
+    return {"jobs": list(rows["job"]), "ok": int(len(ok)),
+            "test_means": {c: float(ok[c].mean()) for c in cols if ok[c].notna().any()}}
+
+
+def deploy(run_dir: Path, method: str | None, out: Path, dataset: str | None = None,
+           job: str | None = None, allow_degenerate: bool = False) -> Deployed:
+    """Write the model to deploy for ``method`` of ``run_dir`` into folder ``out``.
+
+    Parameters
+    ----------
+    run_dir : Path
+        A finished run folder.
+    method : str or None
+        The method's label in the run (its ``name``, else its plugin name); may be left out
+        when the run has one method.
+    out : Path
+        A new (or empty) folder: receives ``model.skops`` and ``model.json``.
+    dataset : str, optional
+        The dataset's label; needed when the method ran on several.
+    job : str, optional
+        A job of the parameter point to use (needed for a grid); for a certified method, the
+        job whose certified model to deploy.
+    allow_degenerate : bool
+        Deploy a model the run flagged degenerate (refused otherwise).
+
+    Returns
+    -------
+    Deployed
+        The model's path and its ``deployment`` record.
+    """
+    from safeclf.store.folder import load_run
+    from safeclf.spec.schema import parse
+
+    run_dir = Path(run_dir)
+    _check_out(Path(out), run_dir)
+    spec_data, manifest, table = load_run(run_dir)
+    try:
+        spec = parse(spec_data)
+    except SpecError as exc:
+        raise SpecError(f"'{run_dir / 'spec.yaml'}' is not a spec this safeclf reads: "
+                        f"{exc}") from None
+    labels = [spec.method_label(j) for j in range(len(spec.methods))]
+    method = _choose(labels, method, "--method", "method")
+    m = labels.index(method)
+    on = [spec.dataset_label(i) for i in range(len(spec.datasets)) if spec.runs_on(m, i)]
+    dataset = _choose(on, dataset, "--dataset", "dataset", f" of method '{method}'")
+    d = [spec.dataset_label(i) for i in range(len(spec.datasets))].index(dataset)
+    rows = _jobs(table, method, dataset, job)
+    record = {"from_run": str(run_dir.resolve()), "method": method, "dataset": dataset,
+              "params": json.loads(rows["params"].iloc[0]),
+              "data": _data_identity(manifest, dataset), "evidence": _evidence(rows)}
+    if spec.methods[m].certify is not None:
+        return _copy_certified(run_dir, rows, job, Path(out), record, allow_degenerate)
+    record["degenerate"] = _degenerate(rows, None, allow_degenerate)
+    return _refit(spec, d, m, rows, job, Path(out), record)
+
+
+def _degenerate(rows, job: str | None, allow: bool) -> str | None:
+    """Why the model to deploy is degenerate by the run's evidence (None when it is not, or
+    the run predates the column): job ``job``'s flag, or (``job`` None: a refit) the flags of
+    the point's jobs with a model, at least half of them set. Raises :class:`SpecError`
+    naming the reason and the flag unless ``allow``."""
+    if "degenerate" not in rows:
+        return None
+    ok = rows[rows["status"] == "ok"]
+    flags = ok["degenerate"].fillna(0).astype(float) > 0
+    reasons = ok.get("degenerate_reason")
+    if job is not None:
+        hit = ok[(ok["job"] == job) & flags]
+        if hit.empty:
+            return None
+    elif not len(ok) or 2 * int(flags.sum()) < len(ok):
+        return None
+    else:
+        hit = ok[flags]
+    seed = int(hit["seed"].iloc[0])
+    reason = "" if reasons is None else hit["degenerate_reason"].iloc[0]
+    reason = f": {reason}" if isinstance(reason, str) and reason else ""
+    if job is not None:
+        text = f"the model of job {job} (seed {seed}) is degenerate{reason}"
+        then = "it does no better than predicting the training majority for everyone"
+    else:
+        text = (f"the method's model was degenerate on {int(flags.sum())}/{len(ok)} seeds of "
+                f"the run (seed {seed}{reason})")
+        then = "a refit on all rows is expected to be degenerate too"
+    if not allow:
+        raise SpecError(f"{text}; {then}: deploy it anyway with --allow-degenerate")
+    return text
+
+
+def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record,
+                    allow_degenerate: bool = False) -> Deployed:
+    from safeclf.store import models
+    from safeclf.store.folder import atomic_write
+
+    solved = rows[rows["status"] == "ok"].sort_values("seed")
+    if job is not None:
+        solved = solved[solved["job"] == job]
+        if solved.empty:
+            raise SpecError(f"--job: job '{job}' has no certified model (its status: "
+                            f"{rows.loc[rows['job'] == job, 'status'].iloc[0]})")
+    if solved.empty:
+        raise SpecError(f"no job of method '{record['method']}' found a solution "
+                        f"({len(rows)} jobs, none certified); there is no certified model to "
+                        "deploy")
+    saved = [j for j in solved["job"]
+             if models.model_paths(run_dir, j, "metrics.csv: job")[0].is_file()]
+    if not saved:
+        raise SpecError(f"the run saved no model of method '{record['method']}'; a certified "
+                        "model cannot be refitted (that would void its certificate): run the "
+                        "spec again with save_model: true on the method")
+    chosen = saved[0]
+    record["degenerate"] = _degenerate(rows, chosen, allow_degenerate)
+    path, meta_path = models.model_paths(run_dir, chosen, "metrics.csv: job")
+    meta = models.read_meta(meta_path)
+    models.load(path)  # checked as predict checks it before it is copied
+    seed = int(solved.loc[solved["job"] == chosen, "seed"].iloc[0])
+    cert = meta.get("certificate") or {}
+    record.update(job=chosen, seed=seed, refit=False, why=NO_REFIT, certificate=cert or None,
+                  reads_group=cert.get("reads_group") or _reads_group_unknown(cert))
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / DEPLOYED, path.read_bytes())
+    meta["deployment"] = record
+    atomic_write((out / DEPLOYED).with_suffix(".json"),
+                 json.dumps(meta, indent=2, default=str) + "\n")
+    return Deployed(out / DEPLOYED, record, meta["dataset"].get("dataset") == "csv")
+
+
+def _reads_group_unknown(cert: dict) -> str:
+    if cert.get("how") == "threshold":
+        return "not recorded (certified by an earlier safeclf): see the certificate's rule"
+    return "not recorded: certified in training, the model's features decide"
+
+
+def _reads_group(task) -> str:
+    """Whether a refitted model's decision can read the group: through feature columns that
+    encode it (:func:`safeclf.guarantees.group_encoding.encoding_columns`)."""
+    from safeclf.guarantees.group_encoding import encoding_columns
+
+    rows = task.train.rows
+    if "groups" not in rows:
+        return "no group in the data"
+    X = task.train.X
+    comps = [rows[c] for c in task.info.get("group_columns") or () if c in rows]
+    if any(encoding_columns(X, g) for g in [rows["groups"], *comps]):
+        return "yes: the model's features include the group's columns"
+    return "no: no feature column encodes the group"
+
+
+def _refit(spec, d: int, m: int, rows, job: str | None, out: Path, record) -> Deployed:
+    from safeclf.store import models
+    from safeclf.plugins import registry
+    from safeclf.execution.job import all_rows_task, job_preprocess, load_dataset, model_meta, preprocess
+    from safeclf.data.preprocessing import steps
+    from safeclf.execution.runner import payloads
+    from safeclf.spec.schema import expand
+
+    jobs = [j for j in expand(spec) if j.dataset_index == d and j.method_index == m]
+    chosen = job if job is not None else \
+        str(rows.sort_values("seed")["job"].iloc[0])
+    payload = next((p for p in payloads(spec, jobs) if p["job"]["id"] == chosen), None)
+    if payload is None:  # the table and the stored spec disagree
+        raise SpecError(f"job '{chosen}' of the metrics table is not a job of the run's "
+                        "spec.yaml; the run folder was edited")
+    dentry, mentry, params = payload["dataset"], payload["method"], payload["job"]["params"]
+    seed = payload["job"]["seed"]
+    how = job_preprocess(dentry, mentry)
+    plugin = registry.get_method(mentry["method"])
+    task = preprocess(all_rows_task(load_dataset(dentry, how), dentry, seed), how)
+    plugin.check_task(params, task, steps(how)[1])
+    est = plugin.build(params, random_state=seed)
+    try:
+        est = plugin.fit(est, task) or est
+    except SafeclfError as exc:
+        raise type(exc)(f"refitting method '{record['method']}' on all rows of "
+                        f"'{record['dataset']}': {exc}") from None
+    record.update(job=chosen, seed=seed, refit=True, reads_group=_reads_group(task),
+                  why="refitted on all rows with the parameters and preprocessing of the run",
+                  rows={name: len(part) for name, part in task.parts().items()
+                        if name != "test"})
+    out.mkdir(parents=True, exist_ok=True)
+    meta = model_meta(est, task, dentry, dict(payload["job"], id=None), how)
+    models.save(out / DEPLOYED, est, task.preprocessor, {**meta, "deployment": record})
+    return Deployed(out / DEPLOYED, record, dentry["dataset"] == "csv")
