@@ -13,10 +13,10 @@ import warnings
 
 import numpy as np
 
+from safeclf.execution.job import load_dataset, preprocess, split_task
 from safeclf.guarantees import ltt
 from safeclf.guarantees.certify import posthoc
 from safeclf.plugins import registry
-from safeclf.execution.job import load_dataset, preprocess, split_task
 
 
 def main(argv) -> None:

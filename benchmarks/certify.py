@@ -2,7 +2,8 @@
 
 * fairness, s_p(Female) >= κ s_p(Male) at κ = 0.8, δ = 0.05 on Adult subsamples:
   safeclf's post-hoc certified logistic regression (``certify: {how: threshold}``,
-  safeclf/guarantees/certify/posthoc.py) and certified ramp (in training, safeclf/guarantees/certify/training.py) against the
+  safeclf/guarantees/certify/posthoc.py) and certified ramp (in training,
+  safeclf/guarantees/certify/training.py) against the
   Seldonian engine (seldonian-engine 0.8.11: its logistic regression under the symmetric
   disparate-impact constraint of its credit tutorial, min(PR|M / PR|F, PR|F / PR|M) >= κ,
   its default t-test bound; ``default_supervised_initial_solution_fn`` as the tutorial means);

@@ -62,7 +62,7 @@ _set_cache_dirs()
 if "numba" in _sys.modules:  # imported before safeclf: its config has already read the environment
     _sys.modules["numba"].config.CACHE_DIR = _os.environ["NUMBA_CACHE_DIR"]
 
-__version__ = "0.1.0"
+from safeclf._utils.version import __version__  # noqa: E402  (after the cache set-up)
 
 #: The public Python API, imported on first use so that ``import safeclf`` (and the command
 #: line's start-up) stays cheap: name -> module defining it.
@@ -87,4 +87,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(__all__)

@@ -2,7 +2,7 @@
 
 The ``safeclf`` command is a thin layer over the same calls: both validate the spec the same
 way, run the jobs through :func:`safeclf.execution.runner.run` and write the same run folder; a
-:class:`Run` is that folder read back (:func:`safeclf.store.folder.load_run`), so its tables are
+:class:`Run` is that folder read back (:func:`safeclf.store.read.read`), so its tables are
 the files the command line wrote.
 """
 
@@ -10,97 +10,19 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
+from safeclf.store.read import RunFolder, read
 
+if TYPE_CHECKING:  # pragma: no cover
     from safeclf.spec.schema import Spec
 
 
-@dataclass
-class Run:
-    """A finished run folder, read back.
-
-    Attributes
-    ----------
-    path : pathlib.Path
-        The run folder.
-    spec : dict
-        The resolved spec the run was made from (``spec.yaml``: profile and overrides applied).
-    manifest : dict
-        ``manifest.json``: command, profile, overrides, data files and their SHA-256, versions
-        of Python, safeclf and every library, backend, start and end, counts of jobs.
-    metrics : pandas.DataFrame
-        One row per job (``metrics.parquet``): dataset, method, params (JSON), seed, fold,
-        status, error, ``param.<name>`` columns, every metric (``train_*``, ``cal_*``,
-        ``test_*``), timings.
-    summary : pandas.DataFrame
-        ``summary.csv``: mean ± std of every metric over seeds and folds, one row per dataset,
-        method and parameter point.
-    promises : pandas.DataFrame
-        ``promises.csv``: every promise each fitted model makes, checked on its test split
-        (estimate, interval, verdict); a method without a promise has one ``none`` row.
-    expectations : pandas.DataFrame
-        ``expectations.csv``: the spec's ``expect`` entries with the measured value, the
-        condition (the paper's value where given) and the verdict; empty without ``expect``.
-    exit_code : int
-        What the ``safeclf run`` command would have exited with: 1 when a job failed or (with
-        ``check=True``) an expectation was not met, else 0. ``None`` for :func:`load_run`.
-    """
-
-    path: Path
-    spec: dict[str, Any]
-    manifest: dict[str, Any]
-    metrics: pd.DataFrame
-    summary: pd.DataFrame
-    promises: pd.DataFrame
-    expectations: pd.DataFrame
-    exit_code: int | None = None
-    plots: list[Path] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        """The run's name (the spec's ``name``, or ``--name``)."""
-        return str(self.spec.get("name", self.path.name))
-
-    @property
-    def failed(self) -> pd.DataFrame:
-        """The rows of :attr:`metrics` whose job failed, with their one-line errors."""
-        return self.metrics[self.metrics["status"] == "failed"]
-
-    @property
-    def expectations_met(self) -> bool:
-        """Whether every expectation passed (``True`` when the spec has none)."""
-        return bool(self.expectations.empty or (self.expectations["verdict"] == "pass").all())
-
-    @property
-    def report(self) -> Path:
-        """The run's one-page report, ``report.html``."""
-        return self.path / "report.html"
-
-    def model(self, job: str):
-        """The fitted pipeline (preprocessing and estimator) saved for ``job``, checked as
-        ``safeclf predict`` checks it. The run must have been made with ``save_models: true``.
-        """
-        from safeclf.store import models
-
-        path, meta_path = models.model_paths(self.path, job)
-        if not path.is_file():
-            from safeclf.errors import SpecError
-
-            raise SpecError(f"no saved model for job '{job}' in '{self.path}' "
-                            "(set save_models: true in the spec)")
-        models.read_meta(meta_path)
-        return models.load(path)
-
-    def __repr__(self) -> str:
-        ok = int((self.metrics["status"] == "ok").sum()) if "status" in self.metrics else 0
-        met = (f", expectations {int((self.expectations['verdict'] == 'pass').sum())}/"
-               f"{len(self.expectations)} met" if not self.expectations.empty else "")
-        return f"<Run {self.name!r}: {ok}/{len(self.metrics)} jobs ok{met}; {self.path}>"
+class Run(RunFolder):
+    """A finished run folder, read back (:class:`safeclf.store.read.RunFolder`: its spec,
+    manifest, metrics, summary, promise and expectation tables, plots and ``exit_code``), shown
+    as its tables in a notebook."""
 
     def _repr_html_(self) -> str:  # Jupyter
         from safeclf.report.html import render_tables
@@ -127,24 +49,10 @@ def load_run(path: str | Path) -> Run:
         ``path`` is not a finished run folder (the message says what it is instead), or a
         file it would read is a symlink to a file outside it.
     """
-    import pandas as pd
+    from dataclasses import fields
 
-    from safeclf.store import folder as run_folder
-    from safeclf._utils.paths import inside
-
-    path = Path(path)
-    spec, manifest, metrics = run_folder.load_run(path)
-
-    def table(name: str) -> pd.DataFrame:
-        file = inside(path, name)
-        return pd.read_csv(file) if file.is_file() else pd.DataFrame()
-
-    folder = inside(path, "plots")  # every file read is one of the folder (no symlink out)
-    plots = sorted(p for p in folder.glob("*.png") if inside(path, "plots", p.name).is_file()) \
-        if folder.is_dir() else []
-    return Run(path=path, spec=spec, manifest=manifest, metrics=metrics,
-               summary=table("summary.csv"), promises=table("promises.csv"),
-               expectations=table("expectations.csv"), plots=plots)
+    folder = read(path)
+    return Run(**{f.name: getattr(folder, f.name) for f in fields(folder)})
 
 
 def read_spec(spec: str | Path | Mapping[str, Any] | Spec, profile: str | None = None,

@@ -4,8 +4,7 @@ against ``safeclf.plugin`` working for one release, with a :class:`DeprecationWa
 
 import warnings
 
-from safeclf.plugins.contract import (CALIBRATION, PRIVILEGED, DatasetPlugin,  # noqa: F401
-                                      MethodPlugin, Report)
+from safeclf.plugins.contract import CALIBRATION, PRIVILEGED, DatasetPlugin, MethodPlugin, Report  # noqa: F401
 
 warnings.warn("safeclf.plugin is deprecated and will be removed in the next release; import "
               "MethodPlugin, DatasetPlugin and Report from safeclf.plugins", DeprecationWarning,

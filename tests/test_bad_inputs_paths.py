@@ -344,8 +344,8 @@ def test_report_embeds_nothing_of_a_file_outside_the_run(made, tmp_path, cli):
     it in one line, and report.html holds neither the file's text nor its base64 (the form a
     plot is embedded in), before or after; the Python API refuses it the same way."""
     from safeclf import api
-    from safeclf.report import html as report
     from safeclf.errors import SpecError
+    from safeclf.report import html as report
 
     c = Case(tmp_path, made)
     secret = SECRET.encode() * 50  # long enough that any embedding of it would show

@@ -10,12 +10,12 @@ import pytest
 from sklearn.linear_model import SGDClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from safeclf.plugins import registry
 from safeclf.datasets.nested import load_nested
 from safeclf.errors import SpecError
 from safeclf.methods.selection import BudgetedSelection, plugin
 from safeclf.methods.selection.penalty import coarse_grid, grid_size_bound, optimistic_criterion
 from safeclf.methods.selection.plots import budget_share
+from safeclf.plugins import registry
 from safeclf.plugins.contract import MethodPlugin
 
 LOGREG = {"method": "logreg", "params": {"C": 1.0, "max_iter": 300}, "incremental": "refit"}

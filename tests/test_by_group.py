@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from group_data import three_groups
 
-from safeclf.report import by_group
 from safeclf.datasets.tabular import load_csv
 from safeclf.guarantees.promises import clopper_pearson, katz_ratio
+from safeclf.report import by_group
 
 
 @pytest.fixture

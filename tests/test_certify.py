@@ -1,4 +1,5 @@
-"""Certified training's choice among a plugin's settings (safeclf/guarantees/certify/training.py): the predicted
+"""Certified training's choice among a plugin's settings
+(safeclf/guarantees/certify/training.py): the predicted
 safety test, the choice rule, and ramp's ``lam: auto`` as a list of settings."""
 
 from __future__ import annotations
@@ -7,9 +8,9 @@ import numpy as np
 import pytest
 from group_data import two_groups
 
-from safeclf.guarantees.certify import training as C
-from safeclf.guarantees import promises as P
 from safeclf.data.task import Part, Task
+from safeclf.guarantees import promises as P
+from safeclf.guarantees.certify import training as C
 
 
 def _ratio_promise(bound=0.8, sense=">="):

@@ -1,5 +1,6 @@
 """Every scoring method of ``safeclf methods`` certified post hoc (``certify: {how:
-threshold}``, safeclf/guarantees/certify/posthoc.py) for a rate, a per-group rate and a fairness ratio over three
+threshold}``, safeclf/guarantees/certify/posthoc.py) for a rate, a per-group rate and a fairness
+ratio over three
 groups: the certified rule keeps the joint promise on a 100,000-row sample of the population in
 all but a share δ of training draws (within binomial noise), through the plugins as the runner
 fits them; and the runner's route end to end (saved model, predict, no solution)."""
@@ -12,12 +13,12 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from safeclf.plugins import registry
 from safeclf._utils.blas import one_blas_thread
 from safeclf.data.task import Part, Task
+from safeclf.data.uncertainty import Uncertainty
 from safeclf.guarantees.certify.posthoc import certified_fit
 from safeclf.guarantees.promises import rate_value
-from safeclf.data.uncertainty import Uncertainty
+from safeclf.plugins import registry
 
 GROUPS = np.array(["a", "b", "c"])
 DELTA = 0.1

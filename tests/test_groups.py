@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from safeclf.guarantees import groups as G
 from safeclf.errors import DataError
+from safeclf.guarantees import groups as G
 
 
 def test_resolution_order_and_contradiction():

@@ -91,11 +91,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("safeclf.guarantees.declared", "safeclf.methods.ramp.rates"): "one rate vocabulary",
     ("safeclf.guarantees.outcome", "safeclf.methods.ramp.promises"): "one rate vocabulary",
     ("safeclf.guarantees.promises", "safeclf.methods.ramp.rates"): "one rate vocabulary",
-    ("safeclf.report.html", "safeclf.api"): "one reader of a run folder, in store",
-    ("safeclf.spec.schema", "safeclf.report.plots.seldonian"): "plot kinds check their options",
-    ("safeclf.store.folder", "safeclf"): "the version from _utils",
-    ("safeclf.store.models", "safeclf"): "the version from _utils",
-    ("safeclf.store.models", "safeclf.serve.new_rows"): "predict_file to serve.predict",
 }
 
 

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from safeclf.guarantees import ltt
-from safeclf.guarantees import pairtest
+from safeclf.guarantees import ltt, pairtest
 from safeclf.guarantees.bounds import BOUNDS
 
 CP = BOUNDS["clopper_pearson"]

@@ -132,10 +132,10 @@ def test_every_registered_method_is_covered(saved_runs):
 
 
 def test_saved_models_load_and_predict_as_in_their_job(saved_runs):
-    from safeclf.store import models
     from safeclf.execution.job import load_dataset, preprocess, split_task
-    from safeclf.store.trust import TRUSTED_TYPES, check_file
     from safeclf.spec.schema import read_yaml
+    from safeclf.store import models
+    from safeclf.store.trust import TRUSTED_TYPES, check_file
 
     n = 0
     for run in saved_runs.values():

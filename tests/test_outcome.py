@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from safeclf.guarantees import outcome
 from safeclf.datasets.tabular import load_csv
 from safeclf.errors import DataError
+from safeclf.guarantees import outcome
 
 
 def _loans(path: Path, n: int = 600, seed: int = 0) -> Path:
@@ -265,8 +265,8 @@ def test_the_reference_group_is_the_same_on_every_seed(cli, tmp_path):
     """No privileged group declared, two groups whose training splits disagree on which is
     most often positive: the reference is chosen once on all the rows, so every job's
     promise and by-group pair compares in the same direction."""
-    from safeclf.guarantees import groups as G
     from safeclf.execution.job import split_task
+    from safeclf.guarantees import groups as G
 
     data = _even(tmp_path / "even.csv")
     ds = load_csv(data, "y", group="g")

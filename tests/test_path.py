@@ -160,8 +160,8 @@ def test_fit_path_warm_starts_each_point_from_the_previous_and_restarts_after_a_
 
 
 def test_a_method_without_warm_start_fits_a_path_cold(write_spec):
-    from safeclf.plugins import registry
     from safeclf.execution.job import run_path
+    from safeclf.plugins import registry
 
     spec = load_spec(write_spec("""
         name: p

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from safeclf.report.plots.builtin import BUILTIN, _figure, _with_values, axis_label
-from safeclf.store.result import JobResult
-from safeclf.store.folder import results_table
 from safeclf.spec.schema import PlotEntry
+from safeclf.store.folder import results_table
+from safeclf.store.result import JobResult
 
 
 def _frame(rows):
@@ -217,8 +217,8 @@ def test_frontier_marks_certified_methods_and_the_frontier():
 def test_every_run_plot_is_drawn_in_the_one_style(tmp_path):
     import matplotlib
 
-    from safeclf.report.plots.style import PALETTE
     from safeclf.report.plots.builtin import wanted_plots, write_plot
+    from safeclf.report.plots.style import PALETTE
 
     spec = _spec(SELDONIAN_SPEC)
     before = matplotlib.rcParams["axes.prop_cycle"]

@@ -142,10 +142,10 @@ def test_wide_integers_are_found_at_any_depth():
 def test_trial_fit_blames_an_integer_only_when_the_default_fits():
     """liblinear takes a C int: 2^31 fails in every job; L-BFGS takes any integer, so the same
     value for logreg passes; a slice too small for the method is not blamed on the integer."""
-    from safeclf.plugins import registry
     from safeclf.errors import SpecError
-    from safeclf.plugins.contract import MethodPlugin
     from safeclf.execution.preflight import trial_fit
+    from safeclf.plugins import registry
+    from safeclf.plugins.contract import MethodPlugin
 
     task = _iris_task()
     with pytest.raises(SpecError, match=r"^m\.max_iter is 2147483648, too large for method 'svm' "

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from safeclf.guarantees import promises as P
 from safeclf.data.task import Part, Task
+from safeclf.guarantees import promises as P
 
 
 # -- intervals and verdicts ------------------------------------------------------------------
@@ -289,8 +289,8 @@ expect:
 def test_bar_plot_draws_the_promised_bound_and_the_promise_plot_draws_intervals():
     import pandas as pd
 
-    from safeclf.report.plots import builtin as plots
     from safeclf.report import verdicts as promise_report
+    from safeclf.report.plots import builtin as plots
     from safeclf.spec.schema import PlotEntry
 
     frame = pd.DataFrame({"dataset": ["d", "d"], "method": ["scaling", "scaling"],

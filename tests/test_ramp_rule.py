@@ -110,8 +110,8 @@ def test_the_returned_rule_meets_its_training_constraints(name, lam_scale):
 def test_a_rule_that_misses_warns_says_inaccurate_and_the_promise_says_violated(monkeypatch):
     # without the threshold (t kept at 0), λ = 30/n and κ = 0.8: the thresholded rule misses
     from safeclf.data.task import Part
-    from safeclf.methods.ramp.promises import constraint_promises
     from safeclf.guarantees.promises import training_check
+    from safeclf.methods.ramp.promises import constraint_promises
 
     X, y, rows = _imbalanced(300, 0)
     spec = CONSTRAINTS["ratio_0.8"]
@@ -132,8 +132,8 @@ def test_a_rule_that_misses_warns_says_inaccurate_and_the_promise_says_violated(
 
 def test_the_randomized_rule_keeps_its_own_promise():
     from safeclf.data.task import Part
-    from safeclf.methods.ramp.promises import constraint_promises
     from safeclf.guarantees.promises import training_check
+    from safeclf.methods.ramp.promises import constraint_promises
 
     X, y, rows = _noisy(300, 1)
     est = RampClassifier(constraints=[CONSTRAINTS["ratio_0.8"]], lam=30 / 300,

@@ -159,8 +159,8 @@ def test_compare_aligns_runs(cli, tiny_spec, write_spec, tmp_path):
 def _fake_run(folder: Path, name: str, rows: list[dict], methods=({"method": "svm", "name": "svm"},),
               start="2026-01-01T10:00:00+0000"):
     """A run folder written the way the runner writes one, from hand-made job records."""
-    from safeclf.store.result import JobResult
     from safeclf.store.folder import results_table, write_json, write_tables, write_yaml
+    from safeclf.store.result import JobResult
 
     folder.mkdir(parents=True)
     records = [JobResult.from_record(dict(
@@ -405,8 +405,8 @@ def test_metrics_parquet_has_a_fixed_schema_across_runs(tmp_path):
     import pyarrow as pa
     import pyarrow.dataset as pads
 
-    from safeclf.store.result import JobResult
     from safeclf.store.folder import results_table, write_tables
+    from safeclf.store.result import JobResult
 
     def record(i, C, status="ok", error=None):
         return JobResult.from_record({

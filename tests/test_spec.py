@@ -132,9 +132,9 @@ def test_method_restricted_to_some_datasets(write_spec):
 
 def test_needs_may_depend_on_parameters(write_spec, tmp_path):
     """A plugin's needs_for(params) decides what the preflight demands."""
-    from safeclf.plugins import registry
     from safeclf.errors import SpecError as Err
     from safeclf.execution.runner import preflight
+    from safeclf.plugins import registry
 
     plugin = registry.get_method("mcsvm")
     assert plugin.needs_for({"calibration": "none"}) == ()
@@ -301,9 +301,9 @@ def test_declared_metric_and_promise_names_cover_what_jobs_report(write_spec, tm
     import numpy as np
     from group_data import two_groups
 
-    from safeclf.plugins import registry
     from safeclf.execution.job import run_job
     from safeclf.execution.runner import payloads
+    from safeclf.plugins import registry
     from safeclf.spec.schema import expand, load_spec, reported_metrics
 
     X, y, g = two_groups(400, 0)

@@ -247,7 +247,7 @@ def predict(
     rows."""
 
     def _predict():
-        from safeclf.store.models import predict_file
+        from safeclf.serve.predict import predict_file
 
         done = predict_file(run_dir, job, data, out, skip_bad_rows, bad_rows)
         typer.echo(f"{done.scored} predictions written to {out}")

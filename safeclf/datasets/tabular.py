@@ -47,8 +47,8 @@ def load_csv(
     no favourable outcome, and a promise that counts favourable decisions is refused."""
     import pandas as pd
 
-    from safeclf.guarantees import groups as G
     from safeclf._utils.paths import what_is
+    from safeclf.guarantees import groups as G
 
     columns = [group] if isinstance(group, str) else list(group or [])
     if group is not None and not columns:

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from safeclf.methods._solvers import status as solver_status
 from safeclf.data.task import Dataset, Task
 from safeclf.errors import DataError, SafeclfError
+from safeclf.methods._solvers import status as solver_status
 from safeclf.store.result import JobResult, JobStatus, check_metric_names
 
 
@@ -244,9 +244,9 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
     """Run one job described by ``payload`` (job fields, dataset entry, method entry, metric
     names) and return its result. ``fit(plugin, estimator, task)`` replaces the
     plugin's fit (:func:`run_path` passes the next step of a path)."""
-    from safeclf.plugins import registry
     from safeclf.guarantees.metrics import evaluate
     from safeclf.guarantees.outcome import name_promises
+    from safeclf.plugins import registry
 
     job, dentry, mentry = payload["job"], payload["dataset"], payload["method"]
     result = JobResult(**job)

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from safeclf.errors import DataError, SpecError
 from safeclf.data.preprocessing import describe, scaler_of
+from safeclf.errors import DataError, SpecError
 from safeclf.spec.schema import Spec, grid_points
 
 #: Integers from this value on may not fit a compiled solver's ``int`` (2^31).
@@ -38,8 +38,8 @@ def preflight(spec: Spec) -> None:
     import warnings
 
     from safeclf.data import preprocessing
-    from safeclf.plugins import registry
     from safeclf.execution.job import load_dataset, preprocess, split_task
+    from safeclf.plugins import registry
 
     for i, d in enumerate(spec.datasets):
         entry = dict(d.model_dump(mode="json"), name=spec.dataset_label(i))
@@ -88,8 +88,8 @@ def check_outcome(spec: Spec, i: int, j: int, plugin, ds) -> None:
     count favourable decisions and the dataset's labels name no favourable outcome
     (:func:`safeclf.guarantees.outcome.check_method`; a certificate certifies those same promises)."""
     from safeclf.guarantees import declared
-    from safeclf.plugins import registry
     from safeclf.guarantees.outcome import check_method, counted
+    from safeclf.plugins import registry
 
     m = spec.methods[j]
     places = [f"methods[{j}].{place}" for point in grid_points(m.params, f"methods[{j}].params")
@@ -208,8 +208,8 @@ def comparisons(spec: Spec) -> list[str]:
     constraints[0] (fairness_ratio_south): fairness_ratio: s_p(south) ≥ 0.8·s_p(north)``, from
     each plugin's :meth:`~safeclf.plugins.contract.MethodPlugin.comparisons` on the first split (the
     datasets were loaded by :func:`preflight`, and are cached). Without groups, none."""
-    from safeclf.plugins import registry
     from safeclf.execution.job import load_dataset, split_task
+    from safeclf.plugins import registry
 
     out = []
     for i, d in enumerate(spec.datasets):

@@ -15,7 +15,6 @@ beside the old ones, so the table's mixed origin stays visible.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ def check_run_folder(run_dir: Path) -> dict[str, Any]:
     when anything in it is a symlink to a place outside it (:func:`safeclf._utils.paths.links_out`:
     a ``results``, ``models`` or ``plots`` folder, or a record, that leads out)."""
     from safeclf._utils.paths import links_out
+    from safeclf.store.read import read_manifest
 
     where = f"--resume: '{run_dir}'"
     if not run_dir.is_dir():
@@ -36,13 +36,7 @@ def check_run_folder(run_dir: Path) -> dict[str, Any]:
         raise SpecError(f"{where} is not a run folder (no {' or '.join(missing)}); nothing was "
                         "written to it")
     links_out(run_dir, "--resume:")  # a record read or a plot drawn through it would leave
-    try:
-        manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        manifest = None
-    if not isinstance(manifest, dict):
-        raise SpecError(f"{where}: its manifest.json is not a run manifest (damaged or foreign); "
-                        "nothing was written to it")
+    manifest = read_manifest(run_dir, where=where)
     results = run_dir / "results"
     if not results.is_dir():
         what = "is not a folder" if results.exists() else "is missing"

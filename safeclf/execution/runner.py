@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from safeclf.plugins import registry
-from safeclf.store import folder as run_folder
-from safeclf.execution import options as run_options
 from safeclf.errors import SafeclfError, SpecError
+from safeclf.execution import options as run_options
 from safeclf.execution.preflight import preflight
-from safeclf.store.result import JobResult
+from safeclf.plugins import registry
 from safeclf.spec.schema import Job, Spec, check, expand, load_spec, parse, path_units
+from safeclf.store import folder as run_folder
+from safeclf.store.result import JobResult
 
 
 @dataclass
@@ -218,10 +218,9 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path, n_jobs: int | None = None
     metrics table, the plots that could not be drawn, and the verdicts. With ``n_jobs`` (the
     run's local loky workers) the figures are drawn in those workers while this process
     writes the tables."""
-    from safeclf.report import by_group
-    from safeclf.report import expect
-    from safeclf.report.plots import builtin as plots
+    from safeclf.report import by_group, expect
     from safeclf.report import verdicts as promise_report
+    from safeclf.report.plots import builtin as plots
 
     written = written or {}
     results, records = [], []  # the records as stored serve the promises and by-group tables
@@ -315,7 +314,9 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
         started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         if opts.resume is not None:
             run_dir = Path(opts.resume)
-            manifest = _read_manifest(run_dir)
+            from safeclf.store.read import read_manifest
+
+            manifest = read_manifest(run_dir, where=f"--resume: '{run_dir}'")
             manifest.setdefault("resumed", []).append(
                 {"command": opts.command, "time": started, "backend": opts.backend, **backend})
             from safeclf.execution.resume import changed_data
@@ -420,15 +421,6 @@ def _stored_spec(run_dir: Path) -> dict:
     from safeclf.spec.schema import read_yaml
 
     return read_yaml(run_dir / "spec.yaml")
-
-
-def _read_manifest(run_dir: Path) -> dict:
-    import json
-
-    try:
-        return json.loads((run_dir / "manifest.json").read_text())
-    except (OSError, ValueError):
-        return {}
 
 
 #: Seconds between two plain progress lines (a log, not a terminal), and the longest silence:

@@ -19,7 +19,8 @@ rule's 0.171 on 5,000 rows is *not* better beyond noise, an error of 0.15 on the
 Where it is used: every job reports ``test_trivial_error`` and ``degenerate`` on its test rows
 (:mod:`safeclf.execution.job`); certification judges its candidates on the training rows and returns a
 degenerate rule only where ``certify: {allow_degenerate: true}`` allows it
-(:mod:`safeclf.guarantees.certify.threshold`, :mod:`safeclf.guarantees.certify.training`); ``safeclf deploy`` refuses a degenerate
+(:mod:`safeclf.guarantees.certify.threshold`, :mod:`safeclf.guarantees.certify.training`);
+``safeclf deploy`` refuses a degenerate
 model without ``--allow-degenerate``.
 
 Why leaving degenerate rules out keeps a certificate valid. Post hoc (Learn-then-Test), the

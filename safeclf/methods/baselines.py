@@ -11,8 +11,8 @@ from sklearn.svm import SVC, LinearSVC
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from safeclf.plugins.contract import MethodPlugin
 from safeclf.methods._solvers.status import of_estimator
+from safeclf.plugins.contract import MethodPlugin
 
 
 class SVMClassifier(ClassifierMixin, BaseEstimator):

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from safeclf.errors import DataError, SpecError, closest
 from safeclf._utils.messages import explain
+from safeclf.errors import DataError, SpecError, closest
 
 #: The special need for a calibration split; every other need names a ``rows`` entry of the
 #: dataset (``groups``, ``uncertainty``, ``baseline``, ``role``, ...) passed to ``fit`` under

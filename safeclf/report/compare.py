@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from safeclf.errors import SpecError, closest
+from safeclf.store.folder import mean_std, metric_columns
+from safeclf.store.read import load_tables as load_run
 from safeclf.store.result import ok_rows
-from safeclf.store.folder import load_run, mean_std, metric_columns
 
 DEFAULT_KEYS = ["dataset", "method", "params"]
 TEST = "paired t-test over matching seeds (scipy.stats.ttest_rel), two-sided"

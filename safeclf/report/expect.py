@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from safeclf.store.result import JobStatus
-from safeclf.store.folder import to_markdown
 from safeclf.spec.schema import Expectation, Selection, Spec
+from safeclf.store.folder import to_markdown
+from safeclf.store.result import JobStatus
 
 _OPS = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater}
 

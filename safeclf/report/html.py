@@ -5,7 +5,7 @@ The page holds the run's identity (spec, command, data files and their SHA-256, 
 their intervals, the expectations with the papers' values, and every plot, embedded (SVG, else
 PNG, as ``data:`` URIs) with inline CSS: it opens from a disk, a mail or an archive, with no
 network and no other file. Everything is read back from the run folder
-(:func:`safeclf.api.load_run`), so the page shows what the files hold; ``safeclf report RUN``
+(:func:`safeclf.store.read.read`), so the page shows what the files hold; ``safeclf report RUN``
 writes it again for a run made before it existed.
 
 Only files of the run folder are read (:func:`safeclf._utils.paths.inside`): a plot, table or spec
@@ -91,8 +91,8 @@ def table(frame, columns: list[str] | None = None) -> str:
 
 def _summary_section(run) -> str:
     """One table per method family (the families and headline metrics of ``summary.md``)."""
-    from safeclf.store import folder as run_folder
     from safeclf.spec.schema import parse
+    from safeclf.store import folder as run_folder
 
     try:
         spec = parse(run.spec)
@@ -302,11 +302,11 @@ def render_tables(run) -> str:
 def save(run_dir: str | Path) -> Path:
     """Write ``run_dir/report.html`` from the folder's files; returns its path. A folder that is
     not a finished run is a :class:`~safeclf.errors.SpecError`."""
-    from safeclf.api import load_run
     from safeclf.store.folder import atomic_write
+    from safeclf.store.read import read
 
     path = Path(run_dir) / "report.html"
-    atomic_write(path, render(load_run(run_dir)))
+    atomic_write(path, render(read(run_dir)))
     return path
 
 

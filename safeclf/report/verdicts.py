@@ -256,11 +256,12 @@ def compare(run_dirs) -> object:
     """Verdict counts and failure rates of several runs side by side, aligned by dataset,
     method, parameters and promise; columns headed by the runs' short names, certified
     methods marked."""
+    from safeclf._utils.paths import inside
+    from safeclf.errors import SpecError
     from safeclf.report.compare import _short as short_params
     from safeclf.report.compare import certified, full_params, mark_certified, run_labels
-    from safeclf.errors import SpecError
-    from safeclf._utils.paths import inside
-    from safeclf.store.folder import load_run, read_table
+    from safeclf.store.read import load_tables as load_run
+    from safeclf.store.read import read_table
 
     merged, empty = None, []
     runs = [load_run(d) for d in run_dirs]  # run folders, said as for compare

@@ -158,8 +158,8 @@ def deploy(run_dir: Path, method: str | None, out: Path, dataset: str | None = N
     Deployed
         The model's path and its ``deployment`` record.
     """
-    from safeclf.store.folder import load_run
     from safeclf.spec.schema import parse
+    from safeclf.store.read import load_tables as load_run
 
     run_dir = Path(run_dir)
     _check_out(Path(out), run_dir)
@@ -278,12 +278,12 @@ def _reads_group(task) -> str:
 
 
 def _refit(spec, d: int, m: int, rows, job: str | None, out: Path, record) -> Deployed:
-    from safeclf.store import models
-    from safeclf.plugins import registry
-    from safeclf.execution.job import all_rows_task, job_preprocess, load_dataset, model_meta, preprocess
     from safeclf.data.preprocessing import steps
+    from safeclf.execution.job import all_rows_task, job_preprocess, load_dataset, model_meta, preprocess
     from safeclf.execution.runner import payloads
+    from safeclf.plugins import registry
     from safeclf.spec.schema import expand
+    from safeclf.store import models
 
     jobs = [j for j in expand(spec) if j.dataset_index == d and j.method_index == m]
     chosen = job if job is not None else \

@@ -20,8 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator,
-                      model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from safeclf.errors import SpecError, closest
 
@@ -610,8 +617,8 @@ def grid_points(params: dict[str, Any], where: str) -> list[dict[str, Any]]:
 
 def check(spec: Spec) -> None:
     """Names, labels, parameters, metrics and plot kinds; raises :class:`SpecError`."""
-    from safeclf.plugins import registry
     from safeclf.guarantees.metrics import METRICS
+    from safeclf.plugins import registry
 
     for kind, labels in (("datasets", [spec.dataset_label(i) for i in range(len(spec.datasets))]),
                          ("methods", [spec.method_label(i) for i in range(len(spec.methods))])):
@@ -700,6 +707,23 @@ IDENTITY_COLUMNS = ("job", "dataset", "method", "params", "status", "error", "so
 _PLOT_FILE = re.compile(r"[^/\\\x00]{1,100}")
 
 
+def train_rows(spec: Spec, datasets=None, why: str = "") -> dict[str, int]:
+    """Training-set size per dataset label (``split.train_rows``), for the datasets labelled
+    in ``datasets`` (all by default); a :class:`SpecError` for one without, ``why`` saying who
+    needs it."""
+    out = {}
+    for i, d in enumerate(spec.datasets):
+        label = spec.dataset_label(i)
+        if datasets and label not in datasets:
+            continue
+        if d.split.train_rows is None:
+            raise SpecError(f"dataset '{label}' has no split.train_rows; {why or 'it is needed'},"
+                            " so give each dataset entry its train_rows (or leave it out with "
+                            "the plot's datasets:)")
+        out[label] = int(d.split.train_rows)
+    return out
+
+
 def _check_plot(spec: Spec, i: int, p: PlotEntry) -> None:
     """A plot's name is a file name in the run's plots folder (no path, not two plots
     with one name); its built-in axes are column names (strings); its ``methods`` and
@@ -727,9 +751,11 @@ def _check_plot(spec: Spec, i: int, p: PlotEntry) -> None:
                 raise SpecError(f"plots[{i}].{key}[{k}]: no {kind[:-1]} labelled '{label}'"
                                 f"{closest(str(label), labels)}")
     if p.kind == "seldonian":
-        from safeclf.report.plots.seldonian import check
-
-        check(spec, i, p)
+        try:
+            train_rows(spec, extra.get("datasets"), "the Seldonian plot draws against "
+                       "training-set size")
+        except SpecError as exc:
+            raise SpecError(f"plots[{i}] (seldonian): {exc}") from None
     bound = extra.get("bound")
     if p.kind in ("bar", "frontier") and bound is not None and (
             isinstance(bound, bool) or not isinstance(bound, int | float)):
@@ -746,8 +772,8 @@ def reported_metrics(spec: Spec, method_index: int) -> set[str] | None:
     with ``certify``, ``no_solution``; for every job ``test_trivial_error`` and ``degenerate``
     (safeclf/guarantees/trivial.py); ``None`` when the plugin's metric names are only known
     after fitting."""
-    from safeclf.plugins import registry
     from safeclf.guarantees.groups import UNDIRECTED
+    from safeclf.plugins import registry
 
     m = spec.methods[method_index]
     plugin = registry.get_method(m.method)
@@ -778,8 +804,8 @@ def reported_metrics(spec: Spec, method_index: int) -> set[str] | None:
 def _check_metric_names(spec: Spec) -> None:
     """Expectations and built-in plots must name a column the run will have: a metric the
     selected methods report, a timing, or ``param.<name>`` of one of their parameters."""
-    from safeclf.plugins import registry
     from safeclf.guarantees.metrics import METRICS
+    from safeclf.plugins import registry
 
     def known_for(method_labels) -> set[str] | None:
         out = set(TABLE_COLUMNS)

@@ -269,7 +269,7 @@ def environment(distributions: dict[str, str] | None = None) -> dict[str, Any]:
     import sys
     from importlib.metadata import requires
 
-    from safeclf import __version__
+    from safeclf._utils.version import __version__
 
     git = _git_status()  # runs while the versions are read
     plugins = {"safeclf": __version__, **(distributions or {})}
@@ -557,58 +557,3 @@ def family_tables(frame, spec=None) -> dict[str, tuple[list[str], Any]]:
                    if c in available and ok[c].notna().any()] if not ok.empty else []
         out[family] = (columns, rows)
     return out
-
-
-def read_table(path: Path):
-    """The metrics table at ``path`` (``.parquet`` or ``.csv``); a file that cannot be read or
-    lacks the identity columns is a :class:`SpecError` naming it."""
-    import pandas as pd
-
-    try:
-        table = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
-    except PermissionError:
-        raise SpecError(f"'{path}' cannot be read: permission denied") from None
-    except Exception as exc:  # pyarrow and pandas raise many types for a damaged file
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise SpecError(f"'{path}' cannot be read (damaged or empty): {reason[:200]}") from None
-    missing = [c for c in ("dataset", "method", "params", "status") if c not in table.columns]
-    if missing:
-        raise SpecError(f"'{path}' is not a safeclf metrics table (no column {missing[0]!r})")
-    return table
-
-
-def load_run(run_dir: str | Path):
-    """``(spec_dict, manifest, table)`` of a finished run folder, for compare; each file read
-    through :func:`safeclf._utils.paths.inside` (no symlink out of the folder)."""
-    from safeclf._utils.paths import inside, what_is
-    from safeclf.spec.schema import parse_yaml
-
-    path = Path(run_dir)
-    kind = what_is(path)
-    if kind != "a folder":
-        raise SpecError(f"'{run_dir}' is not a run folder (it "
-                        f"{'does not exist' if kind == 'missing' else 'is ' + kind})")
-    if not os.access(path, os.R_OK | os.X_OK):
-        raise SpecError(f"'{run_dir}' cannot be read: permission denied")
-    table_path = inside(path, "metrics.parquet")  # a run folder may come from anyone
-    if not table_path.is_file():
-        table_path = inside(path, "metrics.csv")
-        if not table_path.is_file():
-            inner = [p for p in path.iterdir() if (p / "spec.yaml").is_file()]
-            if inner:
-                raise SpecError(f"'{run_dir}' is not a run folder but holds {len(inner)} runs; "
-                                f"give them as {run_dir}/*")
-            hint = (f"; finish it with: safeclf run --resume {run_dir}"
-                    if (path / "spec.yaml").is_file() else "")
-            raise SpecError(f"'{run_dir}' is not a finished run folder (no metrics table){hint}")
-    table = read_table(table_path)
-    records = []  # spec.yaml through the spec's own reader: a run folder may come from anyone
-    for name, parse in (("spec.yaml", lambda text: parse_yaml(text, "spec.yaml")),
-                        ("manifest.json", json.loads)):
-        file = inside(path, name)
-        try:
-            data = parse(file.read_text(encoding="utf-8")) if file.is_file() else {}
-        except (ValueError, UnicodeDecodeError):  # parse_yaml's SpecError is a ValueError
-            raise SpecError(f"'{path / name}' cannot be read (damaged)") from None
-        records.append(data if isinstance(data, dict) else {})
-    return records[0], records[1], table

@@ -25,13 +25,10 @@ are to be skipped and reported (:mod:`safeclf.serve.new_rows`).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from safeclf.errors import DataError, SpecError
+from safeclf.errors import SpecError
 
 #: The version of the ``models/<job>.json`` layout this safeclf writes and reads.
 MODEL_FORMAT = 1
@@ -68,9 +65,9 @@ def save(path: Path, estimator, preprocessor, meta: dict[str, Any]) -> None:
     import skops.io as sio
     from sklearn.pipeline import Pipeline
 
-    import safeclf
-    from safeclf.store.trust import check_file
+    from safeclf._utils.version import __version__
     from safeclf.store.folder import atomic_write, replacing
+    from safeclf.store.trust import check_file
 
     steps = ([("preprocess", preprocessor)] if preprocessor is not None else []) + [("model", estimator)]
     pipeline = Pipeline(steps)
@@ -81,7 +78,7 @@ def save(path: Path, estimator, preprocessor, meta: dict[str, Any]) -> None:
         except SpecError as exc:
             raise SpecError(f"the fitted model cannot be saved so that it loads safely: {exc}") \
                 from None
-    meta = {"format": MODEL_FORMAT, "safeclf_version": safeclf.__version__,
+    meta = {"format": MODEL_FORMAT, "safeclf_version": __version__,
             "estimator": _type_path(estimator), **meta}
     atomic_write(path.with_suffix(".json"), json.dumps(meta, indent=2, default=str) + "\n")
 
@@ -139,145 +136,3 @@ def read_meta(meta_path: Path) -> dict[str, Any]:
                 and not (key == "columns" and value is None):
             raise SpecError(f"{where}: '{key}' is missing or not a list of names")
     return meta
-
-
-def _check_model_matches(pipeline, meta: dict[str, Any], path: Path) -> None:
-    """The model file and its metadata belong together."""
-    est = pipeline[-1]
-    if _type_path(est) != meta["estimator"]:
-        raise SpecError(f"model '{path}' holds a {_type_path(est)}, but its metadata names a "
-                        f"{meta['estimator']}; the two files do not belong together")
-    n_in = getattr(pipeline[0], "n_features_in_", None)
-    if n_in is not None and n_in != len(meta["feature_names"]):
-        raise SpecError(f"model '{path}' takes {n_in} features, but its metadata names "
-                        f"{len(meta['feature_names'])}; the two files do not belong together")
-
-
-def model_files(folder: Path, job: str | None) -> tuple[Path, Path]:
-    """The model and metadata files of ``job`` in run folder ``folder``, or, without a job, of
-    the deployed model in ``folder`` (written by ``safeclf deploy``)."""
-    from safeclf._utils.paths import inside
-
-    folder = Path(folder)
-    if job is None:
-        path = inside(folder, DEPLOYED)
-        if path.is_file():
-            return path, inside(folder, path.with_suffix(".json").name)
-        saved = sorted(p.stem for p in inside(folder, "models").glob("*.skops")) \
-            if inside(folder, "models").is_dir() else []
-        raise SpecError(f"'{folder}' holds no deployed model ({DEPLOYED}); give --job, the job "
-                        "of a model saved in a run folder, or a folder written by safeclf "
-                        "deploy" + (f" (saved: {', '.join(saved[:8])})" if saved else ""))
-    path, meta_path = model_paths(folder, job)
-    if not path.is_file():
-        saved = sorted(p.stem for p in inside(folder, "models").glob("*.skops")) \
-            if inside(folder, "models").is_dir() else []
-        raise SpecError(f"--job: no saved model for job '{job}' in '{folder}'"
-                        + (f" (saved: {', '.join(saved[:8])})" if saved else
-                           " (the run saved no models; set save_models: true)"))
-    return path, meta_path
-
-
-@dataclass
-class Predicted:
-    """What :func:`predict_file` did: rows scored, and the problems of the rows skipped
-    (a DataFrame with columns line, column, value, reason; empty when none was)."""
-
-    scored: int
-    bad: Any
-
-
-def predict_file(folder: Path, job: str | None, data: Path, out: Path,
-                 skip_bad_rows: bool = False, bad_rows: Path | None = None) -> Predicted:
-    """Apply a saved model to the rows of ``data`` and write ``out``.
-
-    Parameters
-    ----------
-    folder : Path
-        A run folder (with ``job``) or a folder written by ``safeclf deploy`` (``job`` None).
-    job : str or None
-        The job whose model to use.
-    data : Path
-        A CSV with the training data's feature columns.
-    out : Path
-        The CSV to write: the input columns plus ``prediction`` and, where available,
-        ``score`` or ``proba_<class>``. A model trained on a target encoded from its
-        favourable value (``positive``) writes the original label values
-        (``approve``/``deny``, ``proba_approve``).
-    skip_bad_rows : bool
-        Score the rows the model can take and report the others, instead of refusing the
-        batch at the first bad cell.
-    bad_rows : Path, optional
-        With ``skip_bad_rows``: write the problems there (CSV: line, column, value, reason).
-
-    Returns
-    -------
-    Predicted
-        The number of rows scored and the table of problems.
-    """
-    import pandas as pd
-
-    from safeclf.serve.new_rows import encode
-    from safeclf._utils.paths import not_overwriting, require_file, writable_file
-    from safeclf.store.folder import WriteError, atomic_write_all
-
-    writable_file(out, "--out")
-    if bad_rows is not None:
-        if not skip_bad_rows:
-            raise SpecError("--bad-rows: the bad rows are listed only with --skip-bad-rows")
-        writable_file(bad_rows, "--bad-rows")
-        if Path(bad_rows).resolve() == Path(out).resolve():
-            raise SpecError("--bad-rows: give another file than --out")
-    path, meta_path = model_files(folder, job)
-    inputs = {"the --data file": Path(data), "the model file": path,
-              "the model's metadata": meta_path}
-    home = {"the run folder" if job is not None else "the deployed model's folder": folder}
-    for target, flag in ((out, "--out"), (bad_rows, "--bad-rows")):
-        if target is not None:
-            not_overwriting(target, flag, inputs, home)
-    meta = read_meta(meta_path)
-    if meta["dataset"].get("dataset") != "csv":
-        raise SpecError(f"{'--job: the job' if job else 'the model'}'s dataset is "
-                        f"'{meta['dataset'].get('dataset')}'; predict reads new rows for csv "
-                        "datasets only")
-    pipeline = load(path)
-    _check_model_matches(pipeline, meta, path)
-    require_file(data, "--data")
-    try:
-        frame = pd.read_csv(data)
-    except Exception as exc:
-        raise DataError(f"--data: cannot read '{data}': {str(exc).splitlines()[0]}") from None
-    if frame.empty:
-        raise DataError(f"--data: '{data}' has no rows")
-    where = f"--data '{data}'"
-    rows = encode(frame, meta, where, skip=skip_bad_rows)
-    if not rows.keep.any():
-        first = rows.bad.iloc[0]
-        raise DataError(f"{where}: no row can be scored ({len(frame)} rows; the first problem: "
-                        f"column '{first['column']}' at line {first['line']} {first['reason']})")
-    from safeclf.guarantees.outcome import class_names, decode
-
-    result = frame[rows.keep].copy()
-    X = rows.X
-    outcome = meta.get("outcome")  # absent in a model saved before outcomes were recorded
-    result["prediction"] = decode(pipeline.predict(X), outcome)
-    if hasattr(pipeline, "predict_proba") and hasattr(pipeline[-1], "predict_proba"):
-        try:
-            proba = pipeline.predict_proba(X)
-            for k, c in enumerate(class_names(pipeline[-1].classes_, outcome)):
-                result[f"proba_{c}"] = proba[:, k]
-        except (AttributeError, NotImplementedError):
-            pass
-    elif hasattr(pipeline[-1], "decision_function"):
-        score = np.asarray(pipeline.decision_function(X))
-        if score.ndim == 1:
-            result["score"] = score
-    writes = [(Path(target), text, flag) for target, text, flag in (
-        (out, result.to_csv(index=False), "--out"),
-        (bad_rows, rows.bad.to_csv(index=False), "--bad-rows")) if target is not None]
-    try:  # both files or neither: the bad rows are not written when the predictions cannot be
-        atomic_write_all([(target, text) for target, text, _ in writes])
-    except WriteError as exc:
-        flag = next((f for t, _, f in writes if t == exc.path), "--out")
-        raise SpecError(f"{flag}: {exc}; nothing was written") from None
-    return Predicted(scored=len(result), bad=rows.bad)

@@ -1,6 +1,7 @@
 """The runner's post-hoc certification route (``certify: {how: threshold}`` on a method entry):
 the plugin fits its model its own way on the candidate part of the training rows, then
-:class:`~safeclf.guarantees.certify.threshold.CertifiedClassifier` chooses the decision rule on the held-back part
+:class:`~safeclf.guarantees.certify.threshold.CertifiedClassifier` chooses the decision rule on the
+held-back part
 by Learn-then-Test (:mod:`safeclf.guarantees.certify.threshold`, where the validity argument is).
 
 What is certified: the method's own promises about rates or ratios of rates (restated about the
@@ -15,15 +16,15 @@ from dataclasses import replace
 
 import numpy as np
 
-from safeclf.guarantees.certify.training import Outcome
 from safeclf.errors import DataError
+from safeclf.guarantees.certify.training import Outcome
 
 
 def split_task(task, fraction: float, seed: int):
     """(candidate task, candidate rows, held-back rows): a plain random draw of ``fraction`` of
     the training rows held back (:func:`safeclf.guarantees.certify.threshold.split_rows`)."""
-    from safeclf.guarantees.certify.threshold import split_rows
     from safeclf.data.task import Task
+    from safeclf.guarantees.certify.threshold import split_rows
 
     cand, safe = split_rows(len(task.train), fraction, seed)
     cand_task = Task(dataset=task.dataset, train=task.train.take(cand), test=task.test,
@@ -45,10 +46,13 @@ def declared_promises(items, task, classes, where: str = "promises") -> list:
 def certified_fit(plugin, params: dict, task, certify: dict, items, seed: int) -> Outcome:
     """Fit ``plugin`` on the candidate part and certify its rule (see the module docstring);
     ``certify`` is the method entry's ``certify`` mapping, ``items`` its ``promises``."""
-    from safeclf.guarantees.certify.threshold import CERTIFIABLE, CertifiedClassifier
     from safeclf.errors import InfeasibleError, SolverError
-
-    from safeclf.guarantees.certify.threshold import blind_columns, drop_columns
+    from safeclf.guarantees.certify.threshold import (
+        CERTIFIABLE,
+        CertifiedClassifier,
+        blind_columns,
+        drop_columns,
+    )
 
     delta, fraction = certify["delta"], certify["fraction"]
     cand_task, cand, safe = split_task(task, fraction, seed)

@@ -58,11 +58,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 
-from safeclf.guarantees import bounds as B
-from safeclf.guarantees import ltt
-from safeclf.guarantees import trivial
 from safeclf.data.task import _take
 from safeclf.errors import DataError, SafeclfError
+from safeclf.guarantees import bounds as B
+from safeclf.guarantees import ltt, trivial
 from safeclf.guarantees.promises import Evidence, Promise, rate_evidence
 from safeclf.guarantees.promises import sizes as promise_sizes
 

@@ -38,8 +38,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-from safeclf.methods.mcsvm.kernels import fetch_row
 from safeclf.methods._solvers.status import SolverStatus, iteration_status, settle
+from safeclf.methods.mcsvm.kernels import fetch_row
 
 
 @dataclass

@@ -18,9 +18,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from safeclf._utils.blas import limit_threads
 from safeclf.errors import DataError
+from safeclf.methods._solvers.status import SolverStatus, iteration_status, settle, worst
 from safeclf.methods.proset.objective import BatchObjective, kernel_sum
 from safeclf.methods.proset.sampling import check_min_cases, draw_candidates
-from safeclf.methods._solvers.status import SolverStatus, iteration_status, settle, worst
 
 _EPS = np.finfo(float).eps
 

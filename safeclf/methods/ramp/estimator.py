@@ -13,7 +13,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from safeclf._utils.blas import one_blas_thread
+from safeclf._utils.routing import ROUTED_ROWS, ROUTING_HINT, requested
 from safeclf.errors import DataError, InfeasibleError
+from safeclf.methods._solvers.status import SolverStatus, iteration_status, settle, worst
 from safeclf.methods.ramp import mm, threshold
 from safeclf.methods.ramp.dcd import solver_rows
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
@@ -25,8 +27,6 @@ from safeclf.methods.ramp.rates import (
     parse_monitors,
     parse_objective,
 )
-from safeclf._utils.routing import ROUTED_ROWS, ROUTING_HINT, requested
-from safeclf.methods._solvers.status import SolverStatus, iteration_status, settle, worst
 
 #: Below this many training rows, ``lam=None`` means "auto" (see RampClassifier's ``lam``)
 LAM_AUTO_ROWS = 2000

@@ -11,8 +11,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from safeclf.errors import SpecError
 from safeclf._utils.routing import ROUTING_HINT, requested
+from safeclf.errors import SpecError
 from safeclf.methods._solvers.status import iteration_status, settle
 
 

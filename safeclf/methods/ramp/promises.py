@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import copy
 
-from safeclf.methods.ramp.rates import BoundConstraint, RatioConstraint
 from safeclf.guarantees.promises import Promise, Quantity
+from safeclf.methods.ramp.rates import BoundConstraint, RatioConstraint
 
 _RATE_EVENTS = {
     # rate kind: (event, label)

@@ -35,9 +35,9 @@ import scipy.sparse as sp
 from numba import njit  # cache folder: set once in safeclf/__init__.py
 
 from safeclf.methods._solvers.conic import solve_conic
+from safeclf.methods._solvers.status import SolverStatus
 from safeclf.methods.ramp.box_qp import solve_rows
 from safeclf.methods.ramp.dcd import DualState, dcd_solve
-from safeclf.methods._solvers.status import SolverStatus
 
 
 @dataclass

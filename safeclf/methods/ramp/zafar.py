@@ -19,12 +19,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from safeclf.methods._solvers.conic import solve_conic
+from safeclf._utils.routing import ROUTING_HINT, requested
 from safeclf.errors import DataError
 from safeclf.guarantees.groups import resolve
-from safeclf.methods.ramp.linear import LinearBinaryClassifier
-from safeclf._utils.routing import ROUTING_HINT, requested
+from safeclf.methods._solvers.conic import solve_conic
 from safeclf.methods._solvers.status import settle
+from safeclf.methods.ramp.linear import LinearBinaryClassifier
 
 
 def group_mean_difference(X, groups, privileged):

@@ -8,10 +8,10 @@ scikit-learn estimator). The uncertainty model (partial information, normalisati
 is :mod:`safeclf.data.uncertainty`, shared with the uncertain-data loaders.
 """
 
+from safeclf.data.uncertainty import Uncertainty
 from safeclf.methods.robust_socp.estimator import RobustSOCPClassifier
 from safeclf.methods.robust_socp.formulations import FORMULATIONS
 from safeclf.methods.robust_socp.nu import nu
 from safeclf.methods.robust_socp.plugin import plugin
-from safeclf.data.uncertainty import Uncertainty
 
 __all__ = ["FORMULATIONS", "RobustSOCPClassifier", "Uncertainty", "nu", "plugin"]

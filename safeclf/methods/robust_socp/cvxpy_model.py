@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from safeclf.errors import SolverError
-from safeclf.methods.robust_socp.formulations import ProblemData
 from safeclf.methods._solvers.status import SolverStatus, settle
+from safeclf.methods.robust_socp.formulations import ProblemData
 
 
 @dataclass

@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
+from safeclf.data.uncertainty import Uncertainty
 from safeclf.errors import DataError
 from safeclf.methods.robust_socp import evaluation
 from safeclf.methods.robust_socp.formulations import (
@@ -21,7 +22,6 @@ from safeclf.methods.robust_socp.formulations import (
     kappa_chebyshev,
     problem_data,
 )
-from safeclf.data.uncertainty import Uncertainty
 
 
 def _box_binds(data) -> bool:

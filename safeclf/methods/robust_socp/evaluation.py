@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from safeclf.methods.robust_socp.formulations import bernstein_diag, kappa
 from safeclf.data.uncertainty import Uncertainty, truncated_normal
+from safeclf.methods.robust_socp.formulations import bernstein_diag, kappa
 
 TEST_SETS = ("intersection", "ellipsoids", "box")
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from safeclf.methods.robust_socp.nu import nu
 from safeclf.data.uncertainty import Uncertainty
+from safeclf.methods.robust_socp.nu import nu
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
-from safeclf.plugins import registry
 from safeclf.errors import DataError
+from safeclf.plugins import registry
 
 INCREMENTAL = ("auto", "partial_fit", "warm_start", "refit")
 

@@ -13,6 +13,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from safeclf.errors import SpecError
+from safeclf.methods._solvers.status import of_estimator
 from safeclf.methods.selection import procedures as P
 from safeclf.methods.selection.classes import check_features, parse_classes
 from safeclf.methods.selection.penalty import (
@@ -20,7 +21,6 @@ from safeclf.methods.selection.penalty import (
     gamma,
     penalties_nondecreasing,
 )
-from safeclf.methods._solvers.status import of_estimator
 
 PROCEDURES = ("bandit", "coarse_grid", "uniform", "oracle", "halving")
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from safeclf.report.plots.builtin import _figure, _label, _legend, _numeric, _sort_key, _Styles, axis_label
+from safeclf.report.plots.axes import _figure, _label, _legend, _numeric, _sort_key, _Styles, axis_label
 
 
 def mean_interval(values, confidence: float) -> tuple[float, float]:

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from safeclf.errors import SpecError
+from safeclf.report.plots.axes import _figure, _Styles, axis_label
 from safeclf.report.plots.frontier import mean_interval
-from safeclf.report.plots.builtin import _figure, _Styles, axis_label
 
 
 def _failure_words(column: str) -> str:
@@ -34,28 +33,10 @@ KEYS = ("failure", "error")
 
 
 def sizes(spec, datasets=None) -> dict[str, int]:
-    """Training-set size per dataset label (``split.train_rows``); raises
-    :class:`SpecError` for a selected dataset without one."""
-    out = {}
-    for i, d in enumerate(spec.datasets):
-        label = spec.dataset_label(i)
-        if datasets and label not in datasets:
-            continue
-        if d.split.train_rows is None:
-            raise SpecError(f"dataset '{label}' has no split.train_rows; the Seldonian plot "
-                            "draws against training-set size, so give each dataset entry its "
-                            "train_rows (or leave it out with the plot's datasets:)")
-        out[label] = int(d.split.train_rows)
-    return out
+    """Training-set size per dataset label (:func:`safeclf.spec.schema.train_rows`)."""
+    from safeclf.spec.schema import train_rows
 
-
-def check(spec, i: int, p) -> None:
-    """What the spec can say about a ``seldonian`` plot before running: its datasets have
-    training-set sizes."""
-    try:
-        sizes(spec, (p.model_extra or {}).get("datasets"))
-    except SpecError as exc:
-        raise SpecError(f"plots[{i}] (seldonian): {exc}") from None
+    return train_rows(spec, datasets, "the Seldonian plot draws against training-set size")
 
 
 def _deltas(spec) -> dict[str, float]:
