@@ -176,7 +176,8 @@ def read_manifest(run_dir: Path, required: bool = True, where: str = "") -> dict
         manifest = None
     if not isinstance(manifest, dict):
         raise SpecError(f"{where}: its manifest.json is not a run manifest (damaged or foreign); "
-                        "nothing was written to it")
+                        "nothing was written to it" if required else
+                        f"'{file}' is not a run manifest (damaged or foreign)")
     return manifest
 
 
