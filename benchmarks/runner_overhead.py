@@ -75,7 +75,8 @@ JOB_LOOP = """
 import sys, time
 from safeclf.execution.job import run_job
 from safeclf.execution.runner import payloads
-from safeclf.spec.schema import expand, load_spec
+from safeclf.spec.check import load_spec
+from safeclf.spec.expand import expand
 spec = load_spec(sys.argv[1], None)
 jobs = payloads(spec, expand(spec))
 for p in jobs[:20]:

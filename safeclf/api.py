@@ -60,21 +60,22 @@ def read_spec(spec: str | Path | Mapping[str, Any] | Spec, profile: str | None =
     """A checked :class:`~safeclf.spec.schema.Spec` from a YAML path, a mapping or a ``Spec``, with
     ``profile`` and ``overrides`` applied as the command line applies them. Relative data paths
     in a mapping are taken from the current folder (from the file's folder for a path)."""
-    from safeclf.spec import schema as specs
+    from safeclf.spec.check import check, load_spec, parse, resolve_paths
+    from safeclf.spec.schema import Spec
+    from safeclf.spec.yaml import apply_overrides, apply_profile
 
     if isinstance(spec, (str, Path)):
-        return specs.load_spec(spec, profile, overrides=list(overrides))
-    if isinstance(spec, specs.Spec):
+        return load_spec(spec, profile, overrides=list(overrides))
+    if isinstance(spec, Spec):
         spec = spec.resolved()
     if not isinstance(spec, Mapping):
         from safeclf.errors import SpecError
 
         raise SpecError(f"a spec is a path, a mapping or a Spec, got {type(spec).__name__}")
     data = copy.deepcopy(dict(spec))  # the caller's mapping is left as it was
-    parsed = specs.parse(specs.apply_overrides(specs.apply_profile(data, profile),
-                                               list(overrides)))
-    specs.check(parsed)
-    specs.resolve_paths(parsed, Path.cwd())
+    parsed = parse(apply_overrides(apply_profile(data, profile), list(overrides)))
+    check(parsed)
+    resolve_paths(parsed, Path.cwd())
     return parsed
 
 

@@ -424,7 +424,7 @@ def test_alias_bomb_is_refused_quickly(tmp_path):
     import tracemalloc
 
     from safeclf.errors import SpecError
-    from safeclf.spec.schema import read_yaml
+    from safeclf.spec.yaml import read_yaml
 
     spec = tmp_path / "bomb.yaml"
     spec.write_text("a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -438,7 +438,7 @@ def test_alias_bomb_is_refused_quickly(tmp_path):
 
 
 def test_anchors_within_the_bound_still_work(tmp_path):
-    from safeclf.spec.schema import read_yaml
+    from safeclf.spec.yaml import read_yaml
 
     spec = tmp_path / "spec.yaml"
     spec.write_text("base: &b {C: 1}\nmethods: [{method: svm, params: *b}, {method: svm, params: *b}]\n"

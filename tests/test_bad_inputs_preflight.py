@@ -581,7 +581,7 @@ def test_good_options_pass_validate(tmp_path, cli):
 
 def test_a_spec_without_error_gets_a_plot_of_its_own_metric(tmp_path, cli):
     """The implicit plot follows the metrics asked for: no error, no test_error plot."""
-    from safeclf.spec.schema import load_spec
+    from safeclf.spec.check import load_spec
 
     spec = tmp_path / "spec.yaml"
     spec.write_text(BASE + "metrics: [balanced_accuracy]\n")

@@ -264,7 +264,8 @@ def test_a_method_that_cannot_score_is_refused():
 
     from safeclf.errors import SpecError
     from safeclf.plugins.contract import MethodPlugin
-    from safeclf.spec.schema import MethodEntry, _check_certify
+    from safeclf.spec.check import _check_certify
+    from safeclf.spec.schema import MethodEntry
 
     class Labels(ClassifierMixin, BaseEstimator):  # predict only
         def fit(self, X, y):

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from safeclf.errors import SpecError
-from safeclf.spec.schema import OMITTED, apply_profile, parse, read_yaml
+from safeclf.spec.check import parse
+from safeclf.spec.yaml import OMITTED, apply_profile, read_yaml
 
 CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
 

@@ -64,7 +64,7 @@ def _job(run, method="logreg", seed=0):
 
 def test_the_imputer_is_fitted_on_the_training_part_and_kept_in_the_model(imputed_run):
     from safeclf.execution.job import load_dataset, split_task
-    from safeclf.spec.schema import read_yaml
+    from safeclf.spec.yaml import read_yaml
     from safeclf.store.models import load
 
     table = pd.read_csv(imputed_run / "metrics.csv")

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from safeclf.report.expect import evaluate
-from safeclf.spec.schema import parse
+from safeclf.spec.check import parse
 
 
 def _table():

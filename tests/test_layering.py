@@ -129,6 +129,10 @@ def test_imports_flow_only_downward():
     assert set(KNOWN) - found == set(), f"fixed: strike from KNOWN {sorted(set(KNOWN) - found)}"
 
 
+def test_no_import_cycles_counting_deferred_imports():
+    assert house.read().cycles() == []
+
+
 def test_every_internal_import_resolves():
     """Every import of the package, deferred ones inside functions included, names a module
     that exists and names it has, so a moved name fails here, not at run time."""

@@ -133,7 +133,7 @@ def test_every_registered_method_is_covered(saved_runs):
 
 def test_saved_models_load_and_predict_as_in_their_job(saved_runs):
     from safeclf.execution.job import load_dataset, preprocess, split_task
-    from safeclf.spec.schema import read_yaml
+    from safeclf.spec.yaml import read_yaml
     from safeclf.store import models
     from safeclf.store.trust import TRUSTED_TYPES, check_file
 

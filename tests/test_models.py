@@ -39,7 +39,7 @@ def saved_run(tmp_path, cli):
 
 def test_models_are_saved_where_asked_and_predict_matches_the_run(saved_run, tmp_path, cli):
     from safeclf.execution.job import load_dataset, preprocess, split_task
-    from safeclf.spec.schema import read_yaml
+    from safeclf.spec.yaml import read_yaml
     from safeclf.store.models import load
 
     table = pd.read_csv(saved_run / "metrics.csv")

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from safeclf.errors import SpecError
-from safeclf.spec.schema import check, expand, load_spec, parse, path_units
+from safeclf.spec.check import check, load_spec, parse
+from safeclf.spec.expand import expand, path_units
 
 SPEC = """
 name: path

@@ -89,7 +89,7 @@ def test_log_axis_only_over_decades_of_positive_values(values, scale):
 def _spec(text):
     import yaml
 
-    from safeclf.spec.schema import check, parse
+    from safeclf.spec.check import check, parse
 
     spec = parse(yaml.safe_load(text))
     check(spec)
@@ -174,7 +174,7 @@ def test_seldonian_needs_training_sizes():
     import yaml
 
     from safeclf.errors import SpecError
-    from safeclf.spec.schema import check, parse
+    from safeclf.spec.check import check, parse
 
     data = yaml.safe_load(SELDONIAN_SPEC)
     del data["datasets"][1]["split"]

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from safeclf.errors import SpecError
-from safeclf.spec.schema import apply_profile, expand, grid_points, load_spec, parse
+from safeclf.spec.check import load_spec, parse
+from safeclf.spec.expand import expand, grid_points
+from safeclf.spec.yaml import apply_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -158,7 +160,7 @@ OVERRIDE_BASE = {"name": "x", "seeds": 2, "datasets": [{"dataset": "iris"}],
 
 
 def test_overrides_set_typed_values_at_dotted_paths():
-    from safeclf.spec.schema import apply_overrides
+    from safeclf.spec.yaml import apply_overrides
 
     out = apply_overrides(OVERRIDE_BASE, ["seeds=1", "methods[0].params.C=10",
                                           "methods[1].params.C={grid: [0.1, 1]}",
@@ -182,7 +184,7 @@ def test_overrides_set_typed_values_at_dotted_paths():
 ])
 def test_override_problems_name_the_override(override, message):
     from safeclf.errors import SpecError
-    from safeclf.spec.schema import apply_overrides
+    from safeclf.spec.yaml import apply_overrides
 
     with pytest.raises(SpecError, match=re.escape(message)) as info:
         apply_overrides(OVERRIDE_BASE, [override])
@@ -220,7 +222,7 @@ def test_overrides_on_the_command_line_are_validated_and_recorded(cli, tiny_spec
 ])
 def test_yaml_the_reader_refuses_is_one_spec_error(text, message):
     from safeclf.errors import SpecError
-    from safeclf.spec.schema import parse_yaml
+    from safeclf.spec.yaml import parse_yaml
 
     with pytest.raises(SpecError, match=message):
         parse_yaml(text, "s.yaml")
@@ -237,7 +239,7 @@ def test_yaml_the_reader_refuses_is_one_spec_error(text, message):
 ])
 def test_profiles_of_the_wrong_shape(profiles, message):
     from safeclf.errors import SpecError
-    from safeclf.spec.schema import apply_profile
+    from safeclf.spec.yaml import apply_profile
 
     data = {"name": "x", "methods": [{"method": "svm"}], "profiles": profiles}
     with pytest.raises(SpecError, match=message):
@@ -257,7 +259,7 @@ def test_closest_never_suggests_the_name_given():
     ("configs/quickstart.yaml", False), ("a b=1", False),
 ])
 def test_override_words_are_told_from_spec_files(word, expected):
-    from safeclf.spec.schema import looks_like_override
+    from safeclf.spec.yaml import looks_like_override
 
     assert looks_like_override(word) is expected
 
@@ -294,7 +296,7 @@ metrics: [error, fairness_ratio]
 
 def test_declared_metric_and_promise_names_cover_what_jobs_report(write_spec, tmp_path):
     """Every built-in plugin declares its metric and promise names before fitting
-    (safeclf.spec.schema.reported_metrics is never None), and every column a job of it reports
+    (safeclf.spec.check.reported_metrics is never None), and every column a job of it reports
     matches a declared name: an expectation on a reported column is never refused."""
     import fnmatch
 
@@ -304,7 +306,8 @@ def test_declared_metric_and_promise_names_cover_what_jobs_report(write_spec, tm
     from safeclf.execution.job import run_job
     from safeclf.execution.runner import payloads
     from safeclf.plugins import registry
-    from safeclf.spec.schema import expand, load_spec, reported_metrics
+    from safeclf.spec.check import load_spec, reported_metrics
+    from safeclf.spec.expand import expand
 
     X, y, g = two_groups(400, 0)
     data = tmp_path / "groups.csv"

@@ -173,7 +173,7 @@ def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, prof
     from safeclf.cli.console import print_jobs, print_outcome
     from safeclf.execution.runner import Options
     from safeclf.execution.runner import run as run_spec
-    from safeclf.spec.schema import looks_like_override
+    from safeclf.spec.yaml import looks_like_override
 
     if spec is not None and looks_like_override(str(spec)):  # run --resume RUN seeds=2
         spec, overrides = None, [str(spec), *overrides]

@@ -209,7 +209,7 @@ def _save_model(path, est, task: Task, dentry: dict, job: dict, result: JobResul
 
 
 def run_path(payloads: list[dict[str, Any]]) -> list[JobResult]:
-    """Run the jobs of one path unit (see :func:`safeclf.spec.schema.path_units`): the same data,
+    """Run the jobs of one path unit (see :func:`safeclf.spec.expand.path_units`): the same data,
     seed and method, one grid point each, in grid order. The plugin's ``fit_path`` fits them
     in turn, each from the previous solution; each point's record is exactly what
     :func:`run_job` makes for it (its ``fit_seconds`` the time of its own step of the path)."""

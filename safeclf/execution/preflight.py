@@ -23,7 +23,8 @@ import numpy as np
 
 from safeclf.data.preprocessing import describe, scaler_of
 from safeclf.errors import DataError, SpecError
-from safeclf.spec.schema import Spec, grid_points
+from safeclf.spec.expand import grid_points
+from safeclf.spec.schema import Spec
 
 #: Integers from this value on may not fit a compiled solver's ``int`` (2^31).
 WIDE_INT = 2**31

@@ -21,7 +21,9 @@ from safeclf.errors import SafeclfError, SpecError
 from safeclf.execution import options as run_options
 from safeclf.execution.preflight import preflight
 from safeclf.plugins import registry
-from safeclf.spec.schema import Job, Spec, check, expand, load_spec, parse, path_units
+from safeclf.spec.check import check, load_spec, parse
+from safeclf.spec.expand import Job, expand, path_units
+from safeclf.spec.schema import Spec
 from safeclf.store import folder as run_folder
 from safeclf.store.result import JobResult
 
@@ -418,7 +420,7 @@ def _resumable(run_dir: Path):
 
 
 def _stored_spec(run_dir: Path) -> dict:
-    from safeclf.spec.schema import read_yaml
+    from safeclf.spec.yaml import read_yaml
 
     return read_yaml(run_dir / "spec.yaml")
 

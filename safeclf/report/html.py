@@ -91,7 +91,7 @@ def table(frame, columns: list[str] | None = None) -> str:
 
 def _summary_section(run) -> str:
     """One table per method family (the families and headline metrics of ``summary.md``)."""
-    from safeclf.spec.schema import parse
+    from safeclf.spec.check import parse
     from safeclf.store import folder as run_folder
 
     try:

@@ -158,7 +158,7 @@ def deploy(run_dir: Path, method: str | None, out: Path, dataset: str | None = N
     Deployed
         The model's path and its ``deployment`` record.
     """
-    from safeclf.spec.schema import parse
+    from safeclf.spec.check import parse
     from safeclf.store.read import load_tables as load_run
 
     run_dir = Path(run_dir)
@@ -282,7 +282,7 @@ def _refit(spec, d: int, m: int, rows, job: str | None, out: Path, record) -> De
     from safeclf.execution.job import all_rows_task, job_preprocess, load_dataset, model_meta, preprocess
     from safeclf.execution.runner import payloads
     from safeclf.plugins import registry
-    from safeclf.spec.schema import expand
+    from safeclf.spec.expand import expand
     from safeclf.store import models
 
     jobs = [j for j in expand(spec) if j.dataset_index == d and j.method_index == m]

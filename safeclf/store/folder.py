@@ -291,7 +291,7 @@ def environment(distributions: dict[str, str] | None = None) -> dict[str, Any]:
 def data_files(spec) -> list[dict[str, Any]]:
     """The identity of every data file a spec reads: dataset label, parameter, absolute path,
     size and SHA-256 of the content (so a run folder says which data made it)."""
-    from safeclf.spec.schema import path_params
+    from safeclf.spec.check import path_params
 
     out = []
     for i, d in enumerate(spec.datasets):

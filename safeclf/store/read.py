@@ -127,7 +127,7 @@ def load_tables(run_dir: str | Path):
     """``(spec_dict, manifest, table)`` of a finished run folder, for compare; each file read
     through :func:`safeclf._utils.paths.inside` (no symlink out of the folder)."""
     from safeclf._utils.paths import inside, what_is
-    from safeclf.spec.schema import parse_yaml
+    from safeclf.spec.yaml import parse_yaml
 
     path = Path(run_dir)
     kind = what_is(path)

@@ -33,8 +33,8 @@ KEYS = ("failure", "error")
 
 
 def sizes(spec, datasets=None) -> dict[str, int]:
-    """Training-set size per dataset label (:func:`safeclf.spec.schema.train_rows`)."""
-    from safeclf.spec.schema import train_rows
+    """Training-set size per dataset label (:func:`safeclf.spec.check.train_rows`)."""
+    from safeclf.spec.check import train_rows
 
     return train_rows(spec, datasets, "the Seldonian plot draws against training-set size")
 
