@@ -32,7 +32,8 @@ from pathlib import Path
 import numpy as np
 from _record import figure
 
-from safeclf.execution.runner import Options, run
+from safeclf.execution.options import Options
+from safeclf.execution.runner import run
 
 #: Target of issue 24: 2 workers at least 1.9× as fast as one on 6 ms jobs.
 SPEEDUP = 1.9

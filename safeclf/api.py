@@ -137,7 +137,7 @@ def run(spec: str | Path | Mapping[str, Any] | Spec, *, jobs: int = -1,
     >>> list(r.summary.columns[:3])
     ['dataset', 'method', 'params']
     """
-    from safeclf.execution.runner import Options
+    from safeclf.execution.options import Options
     from safeclf.execution.runner import run as run_spec
 
     given = None if spec is None and resume is not None else spec

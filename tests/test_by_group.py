@@ -130,7 +130,8 @@ metrics: [error, fairness_ratio]
     from rich.console import Console
 
     from safeclf.cli.console import print_outcome
-    from safeclf.execution.runner import Options, run
+    from safeclf.execution.options import Options
+    from safeclf.execution.runner import run
 
     validated = cli("validate", spec)
     assert "min over groups / max over groups of s_p (3 groups" in validated.output

@@ -79,7 +79,8 @@ def _table(run: Path) -> pd.DataFrame:
 
 
 def _run(write_spec, tmp_path, name, path, resume=None):
-    from safeclf.execution.runner import Options, run
+    from safeclf.execution.options import Options
+    from safeclf.execution.runner import run
 
     spec = write_spec(SPEC.format(path=path), f"{name}.yaml")
     out = run(spec if resume is None else None,

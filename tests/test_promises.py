@@ -258,7 +258,8 @@ def test_a_certified_job_without_solution_is_recorded_and_counted(tmp_path):
     ``no_solution = 1`` and promise columns with beyond = 0, and appear in promises.csv."""
     import pandas as pd
 
-    from safeclf.execution.runner import Options, run
+    from safeclf.execution.options import Options
+    from safeclf.execution.runner import run
 
     spec = tmp_path / "s.yaml"
     spec.write_text("""

@@ -60,7 +60,8 @@ def test_promises_tables_and_the_report_are_logged_with_the_metrics(write_spec, 
     its metrics (issue 23, item 6)."""
     from mlflow.tracking import MlflowClient
 
-    from safeclf.execution.runner import Options, run
+    from safeclf.execution.options import Options
+    from safeclf.execution.runner import run
 
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
     out = run(write_spec(PROMISING), Options(out=tmp_path / "runs", jobs=1,

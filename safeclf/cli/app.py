@@ -171,7 +171,7 @@ def run(
 def _run(spec, jobs, out, name, resume, dry_run, backend, scheduler, check, profile, overrides,
          mlflow=None, mlflow_experiment=None, allow_changed_data=False):
     from safeclf.cli.console import print_jobs, print_outcome
-    from safeclf.execution.runner import Options
+    from safeclf.execution.options import Options
     from safeclf.execution.runner import run as run_spec
     from safeclf.spec.yaml import looks_like_override
 
@@ -335,7 +335,7 @@ def validate(
     given; nothing is written."""
 
     def _validate():
-        from safeclf.execution.runner import Options
+        from safeclf.execution.options import Options
         from safeclf.execution.runner import run as run_spec
 
         outcome = run_spec(spec, Options(

@@ -10,6 +10,8 @@ Nothing here writes: folders are judged by what exists and the permissions on it
 from __future__ import annotations
 
 import re
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -20,8 +22,30 @@ from safeclf.spec.schema import MAX_NAME, NAME_PATTERN
 SCHEDULER_SCHEMES = ("tcp", "tls", "ucx", "ws", "wss", "inproc")
 
 
+@dataclass
+class Options:
+    """How a spec is run (the command line's options; :func:`check` checks those given)."""
+
+    jobs: int = -1
+    out: Path = Path("runs")
+    name: str | None = None
+    resume: Path | None = None
+    dry_run: bool = False
+    backend: str = "loky"
+    scheduler: str | None = None
+    check: bool = False
+    profile: str | None = None
+    overrides: list[str] = field(default_factory=list)
+    allow_changed_data: bool = False  # --resume although a data file changed since the run began
+    mlflow: str | None = None  # tracking URI: log the finished run there
+    mlflow_experiment: str | None = None  # default: the spec's name
+    command: list[str] = field(default_factory=lambda: list(sys.argv))
+
+
+
+
 def check(opts) -> None:
-    """Check the options of ``opts`` (a :class:`safeclf.execution.runner.Options`) that were given;
+    """Check the options of ``opts`` (an :class:`Options`) that were given;
     raises :class:`SpecError` naming the option."""
     if opts.jobs is not None and (opts.jobs == 0 or opts.jobs < -1):
         raise SpecError(f"--jobs must be a positive number of workers or -1, got {opts.jobs}")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 from safeclf.errors import SafeclfError, SpecError
 from safeclf.execution import options as run_options
+from safeclf.execution.options import Options  # noqa: F401  (the runner's options, re-exported)
 from safeclf.execution.preflight import preflight
 from safeclf.plugins import registry
 from safeclf.spec.check import check, load_spec, parse
@@ -26,24 +26,6 @@ from safeclf.spec.expand import Job, expand, path_units
 from safeclf.spec.schema import Spec
 from safeclf.store import folder as run_folder
 from safeclf.store.result import JobResult
-
-
-@dataclass
-class Options:
-    jobs: int = -1
-    out: Path = Path("runs")
-    name: str | None = None
-    resume: Path | None = None
-    dry_run: bool = False
-    backend: str = "loky"
-    scheduler: str | None = None
-    check: bool = False
-    profile: str | None = None
-    overrides: list[str] = field(default_factory=list)
-    allow_changed_data: bool = False  # --resume although a data file changed since the run began
-    mlflow: str | None = None  # tracking URI: log the finished run there
-    mlflow_experiment: str | None = None  # default: the spec's name
-    command: list[str] = field(default_factory=lambda: list(sys.argv))
 
 
 @dataclass
