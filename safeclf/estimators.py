@@ -35,6 +35,8 @@ _WHERE = {
     "BudgetedSelection": "safeclf.methods.selection.estimator",
     # baselines: svm (logreg and sgd are scikit-learn's own classes)
     "SVMClassifier": "safeclf.methods.baselines",
+    # any scoring classifier's decision threshold certified on held-back rows (the post-hoc route)
+    "CertifiedClassifier": "safeclf.guarantees.certify.threshold",
 }
 
 __all__ = sorted(_WHERE)

@@ -32,6 +32,14 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         Iteration limit of the solver.
     random_state : int or None
         Seeds ``LinearSVC``'s coordinate descent.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from safeclf.estimators import SVMClassifier
+    >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+    >>> SVMClassifier(C=1.0, random_state=0).fit(X, y).predict(X[:5])
+    array([1, 1, 0, 0, 0])
     """
 
     _parameter_constraints = {

@@ -493,6 +493,22 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     blind_columns_ : tuple of int, the feature columns left out (``group_blind``).
     reads_group_ : str, whether and how the decision reads the group (:meth:`reads_group`).
     classes_ : ndarray of shape (2,).
+
+    Examples
+    --------
+    A false-positive rate of at most 0.1 on the population, with confidence 95 %: the threshold
+    is tested on the 30 % of the rows held back from the logistic regression's fit.
+
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from safeclf.estimators import CertifiedClassifier
+    >>> X, y = make_classification(n_samples=2000, n_features=4, random_state=0)
+    >>> model = CertifiedClassifier(LogisticRegression(), promises=[{"rate": "fpr", "max": 0.1}],
+    ...                             delta=0.05, random_state=0)
+    >>> model.fit(X, y).predict(X[:5])
+    array([1, 0, 1, 1, 1])
+    >>> round(model.rule_.threshold, 3)
+    0.487
     """
 
     _parameter_constraints: dict = {}

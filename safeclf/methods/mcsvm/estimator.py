@@ -101,6 +101,20 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
         dataset's ``info["gaussians"]``) to check the calibration guarantee empirically.
     random_state : int, RandomState or None
         Seeds the guarantee draws.
+
+    Examples
+    --------
+    Trained on 200 rows, the offset calibrated on 100 others so that at most ε of the unsafe
+    points (label 0) are predicted safe (label 1):
+
+    >>> from sklearn.datasets import make_classification
+    >>> from safeclf.estimators import MultiCostSVM
+    >>> X, y = make_classification(n_samples=300, n_features=4, random_state=0)
+    >>> model = MultiCostSVM(n_tau=3, calibration="conformal", epsilon=0.1, random_state=0)
+    >>> model.fit(X[:200], y[:200], X_cal=X[200:], y_cal=y[200:]).predict(X[:5])
+    array([1, 0, 0, 1, 1])
+    >>> round(model.offset_, 3)
+    0.03
     """
 
     _parameter_constraints = {

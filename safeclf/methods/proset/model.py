@@ -77,6 +77,18 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
     solver_trace_ (per batch an array (iterations, 2): CPU seconds since ``fit`` started and
     the objective after each L-BFGS-B iteration), best_params_, search_ (the search table, or
     None).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from safeclf.estimators import ProsetClassifier
+    >>> X, y = make_classification(n_samples=200, n_features=4, random_state=0)
+    >>> model = ProsetClassifier(n_batches=1, n_candidates=50, random_state=0).fit(X, y)
+    >>> model.predict(X[:5])
+    array([0, 0, 1, 1, 0])
+    >>> model.predict_proba(X[:2]).round(2)
+    array([[0.99, 0.01],
+           [1.  , 0.  ]])
     """
 
     _parameter_constraints = {

@@ -163,6 +163,23 @@ class RampClassifier(LinearBinaryClassifier):
     rule). ``constraint_values_`` rows give each constraint's ``train`` value and ``slack``
     for the returned rule, ``train_randomized`` and ``slack_randomized`` for σ(f) at the
     solution, and ``tolerance`` (``feasibility_tol`` in the constraint's units).
+
+    Examples
+    --------
+    Group A's positive rate at least 0.8 times group B's (the groups are a keyword of ``fit``):
+
+    >>> import numpy as np
+    >>> from safeclf.estimators import RampClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> groups = rng.choice(["A", "B"], size=300)
+    >>> y = (rng.random(300) < np.where(groups == "B", 0.6, 0.3)).astype(int)
+    >>> X = rng.normal(size=(300, 2)) + np.c_[1.2 * (2 * y - 1), 0.8 * (groups == "B")]
+    >>> fair = [{"rate": "fairness_ratio", "kappa": 0.8, "privileged": "B"}]
+    >>> model = RampClassifier(constraints=fair, lam=0.1, random_state=0)
+    >>> model.fit(X, y, groups=groups).predict(X[:5])
+    array([1, 1, 1, 0, 1])
+    >>> round(model.constraint_values_[0]["train"], 3)  # the ratio on the training rows
+    0.829
     """
 
     _parameter_constraints = {

@@ -42,7 +42,23 @@ class FairlearnEG(ClassifierMixin, BaseEstimator):
     ``predict_proba`` its mixture probabilities. The fitted rule is kept as what those two
     need, the logistic regressions fairlearn mixes (``predictors_``) and their weights
     (``weights_``), not fairlearn's own object, whose pandas internals a saved model (skops)
-    cannot hold."""
+    cannot hold.
+
+    Examples
+    --------
+    fairlearn is not a dependency of safeclf (the ``bench`` extra installs it), so this example is
+    not run by the test suite:
+
+    >>> import numpy as np
+    >>> from safeclf.estimators import FairlearnEG
+    >>> rng = np.random.default_rng(0)
+    >>> groups = rng.choice(["A", "B"], size=300)
+    >>> y = (rng.random(300) < np.where(groups == "B", 0.6, 0.3)).astype(int)
+    >>> X = rng.normal(size=(300, 2)) + np.c_[1.2 * (2 * y - 1), 0.8 * (groups == "B")]
+    >>> model = FairlearnEG(eps=0.05, random_state=0)
+    >>> model.fit(X, y, groups=groups).predict(X[:5])  # doctest: +SKIP
+    array([1, 1, 1, 0, 1])
+    """
 
     _parameter_constraints = {
         "eps": [Interval(Real, 0, None, closed="neither")],

@@ -81,6 +81,23 @@ class GroupThresholds(ClassifierMixin, BaseEstimator):
     the feature holding the group; group_columns_ the indices when several do it together),
     group_values_ ({feature value(s): "privileged" / "protected" or the group}), compare_,
     privileged_, classes_.
+
+    Examples
+    --------
+    The group is a keyword of ``fit`` and must be readable from a feature column (here the last):
+
+    >>> import numpy as np
+    >>> from safeclf.estimators import GroupThresholds
+    >>> rng = np.random.default_rng(0)
+    >>> groups = rng.choice(["A", "B"], size=400)
+    >>> y = (rng.random(400) < np.where(groups == "B", 0.6, 0.3)).astype(int)
+    >>> X = np.c_[rng.normal(size=(400, 2)) + 1.2 * (2 * y[:, None] - 1), groups == "B"]
+    >>> model = GroupThresholds(kappa=0.9, privileged="B").fit(X, y, groups=groups)
+    >>> model.group_column_
+    2
+    >>> pred = model.predict(X)
+    >>> bool(pred[groups == "A"].mean() >= 0.9 * pred[groups == "B"].mean())
+    True
     """
 
     _parameter_constraints = {

@@ -43,6 +43,23 @@ class ThresholdedSVM(LinearBinaryClassifier):
         Rates evaluated for the report only.
     random_state : int or None
         Seeds ``LinearSVC``.
+
+    Examples
+    --------
+    A recall of 0.9 on the positive rows whose ``role`` is ``d2`` (any row entry passed to
+    ``fit`` can name a subset):
+
+    >>> import numpy as np
+    >>> from safeclf.estimators import ThresholdedSVM
+    >>> rng = np.random.default_rng(0)
+    >>> y = (rng.random(400) < 0.3).astype(int)
+    >>> X = rng.normal(size=(400, 3)) + np.c_[y, np.zeros((400, 2))]
+    >>> role = rng.choice(["d1", "d2"], size=400)
+    >>> model = ThresholdedSVM(recall_subset={"role": "d2"}, recall_min=0.9, random_state=0)
+    >>> model.fit(X, y, role=role).predict(X[:5])
+    array([0, 1, 1, 1, 0])
+    >>> round(float(model.predict(X[(role == "d2") & (y == 1)]).mean()), 3)
+    0.905
     """
 
     _parameter_constraints = {

@@ -89,7 +89,20 @@ class ZafarSVM(LinearBinaryClassifier):
         The group D_M (None: the dataset's, else the group whose labels are most often
         positive: :func:`safeclf.guarantees.groups.resolve`).
     solver : {"clarabel", "cvxpy"}, default "clarabel"
-        The direct conic form, or the readable cvxpy model."""
+        The direct conic form, or the readable cvxpy model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from safeclf.estimators import ZafarSVM
+    >>> rng = np.random.default_rng(0)
+    >>> groups = rng.choice(["A", "B"], size=200)
+    >>> y = (rng.random(200) < np.where(groups == "B", 0.6, 0.3)).astype(int)
+    >>> X = rng.normal(size=(200, 2)) + np.c_[1.2 * (2 * y - 1), 0.8 * (groups == "B")]
+    >>> model = ZafarSVM(c=0.05, privileged="B").fit(X, y, groups=groups)
+    >>> model.predict(X[:5])
+    array([1, 1, 0, 0, 0])
+    """
 
     _parameter_constraints = {
         "c": [Interval(Real, 0, None, closed="left"), None],

@@ -79,6 +79,22 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
     dict of (m, n) arrays (keys lower, upper, mean_lo, mean_hi, second_moment; see
     :mod:`.uncertainty`) or an :class:`Uncertainty`. Without it, X is taken as exact
     (zero-width supports, means X): every formulation is then the soft-margin SVM.
+
+    Examples
+    --------
+    Forty points, each known only up to a box of half-width 0.5 around its observation, its mean
+    there and its variance at most 0.05:
+
+    >>> from sklearn.datasets import make_blobs
+    >>> from safeclf.estimators import RobustSOCPClassifier
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> uncertainty = {"lower": X - 0.5, "upper": X + 0.5, "mean_lo": X, "mean_hi": X,
+    ...                "second_moment": X**2 + 0.05}
+    >>> model = RobustSOCPClassifier("MM-SBMV-I", epsilon=0.1, random_state=0)
+    >>> model.fit(X, y, uncertainty=uncertainty).predict(X[:4])
+    array([1, 1, 1, 0])
+    >>> model.coef_.round(2)
+    array([1.5 , 0.92])
     """
 
     _parameter_constraints = {

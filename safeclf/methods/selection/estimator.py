@@ -68,6 +68,22 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
     oracle : bool
         With hindsight data, also train every class on the whole budget to find the oracle's
         class (5) and report the excess risk (K full-budget fits; outside the budget).
+
+    Examples
+    --------
+    Two nested classes, logistic regression on the first 2 features or on all 6, and a budget
+    of 10 quanta shared between them by Algorithm 1:
+
+    >>> from sklearn.datasets import make_classification
+    >>> from safeclf.estimators import BudgetedSelection
+    >>> X, y = make_classification(n_samples=600, n_features=6, n_informative=4, random_state=0)
+    >>> classes = [{"method": "logreg", "features": 2, "incremental": "refit"},
+    ...            {"method": "logreg", "features": 6, "incremental": "refit"}]
+    >>> model = BudgetedSelection(classes=classes, budget=10, quantum=30, random_state=0)
+    >>> model.fit(X, y).predict(X[:5])
+    array([0, 1, 1, 1, 0])
+    >>> model.model_classes_[model.chosen_].name, model.allocation_
+    ('logreg[6]', array([2., 8.]))
     """
 
     _parameter_constraints = {
