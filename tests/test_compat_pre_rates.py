@@ -36,4 +36,5 @@ def test_a_ramp_model_saved_before_the_move_loads_and_predicts_as_before():
     # the objects it keeps are the vocabulary's, wherever it lives now, and still work
     assert [c.name for c in est._constraints] == ["fairness_ratio", "fpr"]
     assert [t.rate.kind for t in est._objective.terms] == ["error", "coverage"]
-    assert {type(c).__module__ for c in est._constraints} == {type(est._constraints[0]).__module__}
+    assert {type(c).__module__ for c in est._constraints} == {"safeclf.guarantees.rates"}
+    assert est._constraints[1].quantity().label == "negative"  # an fpr, read as one

@@ -87,10 +87,6 @@ PLUGIN_PACKAGES = ("safeclf.methods", "safeclf.datasets")
 #: Imports that break the contract today, each with the step that removes it; the test fails
 #: when one of them no longer exists, so the list only shrinks.
 KNOWN: dict[tuple[str, str], str] = {
-    ("safeclf.guarantees.declared", "safeclf.methods.ramp.promises"): "one rate vocabulary",
-    ("safeclf.guarantees.declared", "safeclf.methods.ramp.rates"): "one rate vocabulary",
-    ("safeclf.guarantees.outcome", "safeclf.methods.ramp.promises"): "one rate vocabulary",
-    ("safeclf.guarantees.promises", "safeclf.methods.ramp.rates"): "one rate vocabulary",
     ("safeclf.report.html", "safeclf.api"): "one reader of a run folder, in store",
     ("safeclf.spec.schema", "safeclf.report.plots.seldonian"): "plot kinds check their options",
     ("safeclf.store.folder", "safeclf"): "the version from _utils",

@@ -13,7 +13,8 @@ from safeclf.guarantees import groups as G
 from safeclf.errors import DataError
 from safeclf.methods.ramp.estimator import RampClassifier
 from safeclf.methods.ramp.promises import constraint_promises, tightened_params
-from safeclf.methods.ramp.rates import FitData, expand_constraints, parse_constraints
+from safeclf.guarantees.rate_items import expand_constraints, parse_constraints
+from safeclf.guarantees.rates import FitData
 from safeclf.guarantees.promises import Evidence, Promise, Quantity, interval, judge, rate_evidence, verdict
 
 KAPPA = 0.8

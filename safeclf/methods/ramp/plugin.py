@@ -11,7 +11,7 @@ import numpy as np
 
 from safeclf.methods.ramp.estimator import RampClassifier
 from safeclf.methods.ramp.plots import PLOTS
-from safeclf.methods.ramp.rates import RatioConstraint
+from safeclf.guarantees.rates import RatioConstraint
 from safeclf.methods.ramp.rows import RowsPlugin
 from safeclf.guarantees.metrics import Outputs, evaluate
 from safeclf.plugins.contract import PRIVILEGED, Report

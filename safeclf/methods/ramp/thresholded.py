@@ -12,11 +12,8 @@ from sklearn.utils._param_validation import Interval
 
 from safeclf.errors import DataError
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
-from safeclf.methods.ramp.rates import (
-    FitData,
-    parse_constraints,
-    parse_monitors,
-)
+from safeclf.guarantees.rate_items import parse_constraints, parse_monitors
+from safeclf.guarantees.rates import FitData
 from safeclf.methods._solvers.status import iteration_status
 
 
