@@ -12,8 +12,8 @@ from safeclf.guarantees import bounds as B
 from safeclf.guarantees import shortfall as S
 from safeclf.guarantees.certify.threshold import CertifiedClassifier
 from safeclf.guarantees.groups import intersect
-from safeclf.guarantees.rate_items import parse_constraints
 from safeclf.guarantees.promises import Evidence, Promise, Quantity
+from safeclf.guarantees.rate_items import parse_constraints
 
 GROUPS = np.array(["a", "b", "c"])
 

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from group_data import three_groups
 
-from safeclf.guarantees import groups as G
 from safeclf.errors import DataError
-from safeclf.methods.ramp.estimator import RampClassifier
-from safeclf.methods.ramp.promises import constraint_promises, tightened_params
+from safeclf.guarantees import groups as G
+from safeclf.guarantees.promises import Evidence, Promise, Quantity, interval, judge, rate_evidence, verdict
 from safeclf.guarantees.rate_items import expand_constraints, parse_constraints
 from safeclf.guarantees.rates import FitData
-from safeclf.guarantees.promises import Evidence, Promise, Quantity, interval, judge, rate_evidence, verdict
+from safeclf.methods.ramp.estimator import RampClassifier
+from safeclf.methods.ramp.promises import constraint_promises, tightened_params
 
 KAPPA = 0.8
 

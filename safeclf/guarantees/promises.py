@@ -46,15 +46,19 @@ promise nothing was promised on new data. Read the verdict with the kind.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from safeclf.guarantees.rates import EVENTS as _EVENTS
-from safeclf.guarantees.rates import GROUP_KINDS, Quantity  # noqa: F401  (stated here)
-from safeclf.guarantees.rates import counted_rows, event_values, rate_counts
+from safeclf.guarantees.rates import (  # noqa: F401  (GROUP_KINDS, Quantity: stated here too)
+    GROUP_KINDS,
+    Quantity,
+    counted_rows,
+    event_values,
+    rate_counts,
+)
 
 #: How strong a promise is.
 KINDS = {

@@ -56,8 +56,8 @@ from safeclf.guarantees.rates import (
     FitData,
     Objective,
     ObjectiveTerm,
-    RatioConstraint,
     Rate,
+    RatioConstraint,
 )
 
 # ----------------------------------------------------------------------------- schema

@@ -9,8 +9,9 @@ race]``), each column on its own — and each group of it:
 
 * ``positive_rate`` (s_p), ``error``, ``tpr`` (s_p on the positives) and ``fpr`` (s_p on
   the negatives), counted by the rate vocabulary (:mod:`safeclf.guarantees.rates`: its
-  ``coverage``, ``error``, ``recall`` and ``fpr``): k of n with the two-sided Clopper–Pearson interval at the spec's
-  confidence (:func:`safeclf.guarantees.promises.interval`);
+  ``coverage``, ``error``, ``recall`` and ``fpr``): k of n with the two-sided
+  Clopper–Pearson interval at the spec's confidence
+  (:func:`safeclf.guarantees.promises.interval`);
 * for each pair the data's groups are compared in (:func:`safeclf.guarantees.groups.comparisons`: each
   group against the column's reference group, :func:`safeclf.guarantees.groups.reference_of` — the
   privileged group, or the group chosen once on all the dataset's rows, so the direction is

@@ -13,10 +13,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from safeclf._utils.blas import one_blas_thread
+from safeclf._utils.routing import ROUTED_ROWS, ROUTING_HINT, requested
 from safeclf.errors import DataError, InfeasibleError
-from safeclf.methods.ramp import mm, threshold
-from safeclf.methods.ramp.dcd import solver_rows
-from safeclf.methods.ramp.linear import LinearBinaryClassifier
 from safeclf.guarantees.rate_items import (
     expand_constraints,
     parse_constraints,
@@ -24,8 +22,10 @@ from safeclf.guarantees.rate_items import (
     parse_objective,
 )
 from safeclf.guarantees.rates import FitData, RatioConstraint
-from safeclf._utils.routing import ROUTED_ROWS, ROUTING_HINT, requested
 from safeclf.methods._solvers.status import SolverStatus, iteration_status, settle, worst
+from safeclf.methods.ramp import mm, threshold
+from safeclf.methods.ramp.dcd import solver_rows
+from safeclf.methods.ramp.linear import LinearBinaryClassifier
 
 #: Below this many training rows, ``lam=None`` means "auto" (see RampClassifier's ``lam``)
 LAM_AUTO_ROWS = 2000

@@ -9,11 +9,11 @@ from numbers import Real
 
 import numpy as np
 
+from safeclf.guarantees.metrics import Outputs, evaluate
+from safeclf.guarantees.rates import RatioConstraint
 from safeclf.methods.ramp.estimator import RampClassifier
 from safeclf.methods.ramp.plots import PLOTS
-from safeclf.guarantees.rates import RatioConstraint
 from safeclf.methods.ramp.rows import RowsPlugin
-from safeclf.guarantees.metrics import Outputs, evaluate
 from safeclf.plugins.contract import PRIVILEGED, Report
 
 
@@ -109,8 +109,8 @@ class RampPlugin(RowsPlugin):
 
     def promises(self, estimator, task):
         """One training-only promise per constraint (:mod:`safeclf.methods.ramp.promises`)."""
-        from safeclf.methods.ramp.promises import constraint_promises
         from safeclf.guarantees.promises import no_promise
+        from safeclf.methods.ramp.promises import constraint_promises
 
         return constraint_promises(estimator) or [
             no_promise(self.name, "no constraints: the plain ramp-loss classifier")]
