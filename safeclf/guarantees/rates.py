@@ -104,6 +104,8 @@ EVENTS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
     "correct": lambda data, baseline, where: _equals(data.positive),
     "differs_from_baseline": lambda data, baseline, where: _differs(
         baseline_positive(data, baseline, where)),
+    "labelled_positive": lambda data, baseline, where: (data.positive.astype(float),
+                                                        np.zeros(data.n)),
 }
 #: Events whose count does not change when the two labels are swapped.
 LABEL_SYMMETRIC = ("error", "correct", "differs_from_baseline")
@@ -376,11 +378,18 @@ class Churn(Rate):
         return super().rows_needed() | {self.baseline}
 
 
+class Precision(Rate):
+    """Precision: positives among the rows predicted positive, TP / (TP + FP); a bound
+    precision ≥ a is (1 − a)·TP − a·FP ≥ 0, linear in p (:meth:`Rate.bounded`)."""
+
+    kind, event, predicted, metric = "precision", "labelled_positive", "positive", "precision"
+
+
 #: Every rate, by the name a spec writes.
 RATES: dict[str, type[Rate]] = {
     cls.kind: cls
     for cls in (Coverage, ErrorRate, Accuracy, Egregious, Recall, FalsePositiveRate,
-                FalseNegativeRate, Churn)
+                FalseNegativeRate, Churn, Precision)
 }
 
 
