@@ -185,6 +185,10 @@ CASES = [
      "csv: group column 'g' in"),
     ("csv-group-as-feature-without-group", _with_csv(GROUP_CSV, extra=", group_as_feature: true"),
      [], 2, "csv: 'group_as_feature' needs 'group'"),
+    # a rate among the predicted rows (precision) may be bounded, not minimised
+    ("objective-precision", lambda tmp: BASE.replace("- dataset: iris", "- dataset: breast_cancer")
+     .replace("- method: svm", "- method: ramp\n    params: {objective: precision}"), [], 2,
+     "methods[0].params.objective[0].rate must be 'coverage', 'error'"),
     # more than two groups (issue 22): values out of range, groups the data lacks
     ("kappa-as-percent", _ramp_three("{rate: fairness_ratio, kappa: 80}"), [], 2,
      "methods[0].params.constraints[0].kappa must be ≤ 3, got 80"),

@@ -13,7 +13,7 @@ from safeclf.guarantees import shortfall as S
 from safeclf.guarantees.certify.threshold import CertifiedClassifier
 from safeclf.guarantees.groups import intersect
 from safeclf.guarantees.promises import Evidence, Promise, Quantity
-from safeclf.methods.ramp.rates import parse_constraints
+from safeclf.guarantees.rate_items import parse_constraints
 
 GROUPS = np.array(["a", "b", "c"])
 
@@ -49,7 +49,7 @@ def test_a_band_is_two_one_sided_constraints_and_a_reversed_band_is_refused():
 
 
 def test_the_upper_side_is_linear_in_the_predictions_like_the_lower_side():
-    from safeclf.methods.ramp.rates import FitData
+    from safeclf.guarantees.rates import FitData
 
     rng = np.random.default_rng(3)
     g = np.where(rng.random(400) < 0.4, "F", "M")

@@ -12,9 +12,10 @@ from group_data import three_groups
 from safeclf.errors import DataError
 from safeclf.guarantees import groups as G
 from safeclf.guarantees.promises import Evidence, Promise, Quantity, interval, judge, rate_evidence, verdict
+from safeclf.guarantees.rate_items import expand_constraints, parse_constraints
+from safeclf.guarantees.rates import FitData
 from safeclf.methods.ramp.estimator import RampClassifier
 from safeclf.methods.ramp.promises import constraint_promises, tightened_params
-from safeclf.methods.ramp.rates import FitData, expand_constraints, parse_constraints
 
 KAPPA = 0.8
 

@@ -106,8 +106,8 @@ def test_positive_is_compared_as_text(tmp_path):
 
 def test_which_quantities_depend_on_the_favourable_label():
     """One predicate: label-symmetric rates (error, accuracy, churn, egregious) do not."""
-    from safeclf.methods.ramp.promises import quantity
-    from safeclf.methods.ramp.rates import parse_constraints
+    from safeclf.guarantees.rate_items import parse_constraints
+    from safeclf.guarantees.rates import quantity
 
     items = [{"rate": r, "max": 0.5} for r in
              ("error", "accuracy", "churn", "egregious", "coverage", "recall", "fpr", "fnr")]

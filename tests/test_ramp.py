@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from safeclf.errors import DataError, InfeasibleError, SpecError
+from safeclf.guarantees.rate_items import parse_constraints
+from safeclf.guarantees.rates import FitData
 from safeclf.methods.ramp import RampClassifier, mm, plugin
 from safeclf.methods.ramp.mm import Majoriser, Problem, ramp
-from safeclf.methods.ramp.rates import FitData, parse_constraints
 from safeclf.methods.ramp.svm import weighted_hinge_svm
 
 

@@ -2,10 +2,10 @@
 
 ``promises: [{rate: fpr, max: 0.05}, {rate: fairness_ratio, min: 0.8}]`` states what the
 user requires of a method that may promise nothing itself: each item is read exactly as a ramp
-constraint (:func:`safeclf.methods.ramp.rates.parse_constraints`: ``rate``, ``max`` / ``min``,
+constraint (:func:`safeclf.guarantees.rate_items.parse_constraints`: ``rate``, ``max`` / ``min``,
 ``subset``, ``name``; a ratio's ``groups`` and ``privileged``; ``min`` is accepted for a
 ratio's ``kappa``) and becomes a :class:`~safeclf.guarantees.promises.Promise` about the same quantity
-(:func:`safeclf.methods.ramp.promises.quantity`), so a declared promise, a ramp constraint, a
+(:meth:`safeclf.guarantees.rates.Rate.quantity`), so a declared promise, a ramp constraint, a
 held-out check and a certificate all speak of one thing. Uncertified, a declared promise has
 kind ``declared``: checked on the test split, guaranteed by nothing. Certified (``certify``),
 it becomes a high-confidence promise.
@@ -18,6 +18,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from safeclf.guarantees.promises import Promise
+from safeclf.guarantees.rate_items import RATIO_KINDS, expand_constraints, parse_constraints
+from safeclf.guarantees.rates import FitData, RatioConstraint
 
 SOURCE = "declared in the spec"
 
@@ -25,10 +27,8 @@ SOURCE = "declared in the spec"
 def parse(items, where: str = "promises") -> list:
     """The constraints ``items`` state (ValueError naming the place when malformed); a ratio
     without ``kappa`` / ``min`` is an error here (there is no method default to take)."""
-    from safeclf.methods.ramp.rates import _RATIO_KINDS, parse_constraints
-
     for i, item in enumerate(items or []):  # before parsing, whose message would name kappa
-        if isinstance(item, Mapping) and item.get("rate") in _RATIO_KINDS \
+        if isinstance(item, Mapping) and item.get("rate") in RATIO_KINDS \
                 and not {"min", "kappa", "max"} & set(item):
             raise ValueError(f"{where}[{i}] needs min (the ratio's lower bound κ), max (its "
                              "upper bound), or both (a band, recommended: min: 0.8, max: 1.25)")
@@ -40,8 +40,6 @@ def promises(items, y_pos, rows, info=None, where: str = "promises") -> list[Pro
     pair with its privileged group resolved on the training rows (``y_pos``: label is
     positive; ``rows``: the task's row entries; ``info``: the dataset's)."""
     from safeclf.guarantees.groups import privileged_of
-    from safeclf.methods.ramp.promises import quantity
-    from safeclf.methods.ramp.rates import FitData, RatioConstraint, expand_constraints
 
     data = FitData(np.asarray(y_pos, bool), dict(rows or {}))
     out = []
@@ -49,7 +47,7 @@ def promises(items, y_pos, rows, info=None, where: str = "promises") -> list[Pro
     for c in expand_constraints(parse(items, where), data, privileged_of(info)):
         sense = ">=" if c.sense == "min" else "<="
         bound = float(c.kappa if isinstance(c, RatioConstraint) else c.bound)
-        out.append(Promise(f"declared_{c.name}", c.describe(), quantity(c), sense, bound,
+        out.append(Promise(f"declared_{c.name}", c.describe(), c.quantity(), sense, bound,
                            "declared", f"{SOURCE} ({c.where})",
                            note="checked on held-out data; guaranteed only when certified"))
     return out

@@ -11,9 +11,14 @@ MC-SVM, whose safe class is ``+1``, ``fpr`` is the share of unsafe points predic
 A metric that cannot be computed from what is available (no probabilities, no groups, a
 multi-class problem for a binary rate) is ``nan``.
 
+The rates (``error``, ``accuracy``, ``positive_rate``, ``recall``, ``fpr``, ``fnr``,
+``churn``, ...) are those of the rate vocabulary (:mod:`safeclf.guarantees.rates`): each rate
+class that names a :attr:`~safeclf.guarantees.rates.Rate.metric` is one metric, counted as its
+promises and constraints are, so a new rate is a new metric too.
+
 A randomised rule (ramp's: predict positive with probability p(x)) is evaluated by the same
-functions: given ``Outputs.randomized`` = p, ``error``, ``positive_rate``, ``fairness_ratio``
-and ``churn`` are their expected values under the rule (rates of expectations).
+functions: given ``Outputs.randomized`` = p, the rates and ``fairness_ratio`` are their
+expected values under the rule (rates of expectations).
 """
 
 from __future__ import annotations
@@ -77,11 +82,48 @@ def group_positive_rates(pred, groups, positive) -> dict[Any, float]:
     return {g: positive_rate(pred[groups == g], positive) for g in np.unique(groups)}
 
 
-def expected_disagreement(p, positive) -> float:
-    """Share of rows whose prediction differs from a binary label (``positive``: the label is
-    the positive class), in expectation when the rule predicts positive with probability
-    ``p``."""
-    return float(np.mean(np.where(np.asarray(positive, bool), 1.0 - p, p)))
+# -- the rates of the vocabulary, one metric each ----------------------------------------------
+#: What a label-symmetric rate is with several classes: the share of rows whose prediction
+#: differs from (or equals) the label, or the deployed model's prediction.
+_SEVERAL_CLASSES = {"error": lambda o: np.mean(o.pred != o.y),
+                    "accuracy": lambda o: np.mean(o.pred == o.y),
+                    "churn": lambda o: np.mean(o.pred != np.asarray(o.rows["baseline"]))}
+
+
+def _rate_metric(cls) -> Callable[[Outputs], float]:
+    """The metric of rate class ``cls`` (:mod:`safeclf.guarantees.rates`): its value on all
+    rows of the part, counted by the vocabulary (:func:`~safeclf.guarantees.rates.rate_counts`);
+    under a randomised rule, the ratio of expected counts."""
+    from safeclf.guarantees.rates import rate_counts
+
+    q = cls().quantity()
+
+    def value(o: Outputs) -> float:
+        if q.event == "differs_from_baseline" and "baseline" not in o.rows:
+            return float("nan")
+        if not o.binary:
+            several = _SEVERAL_CLASSES.get(cls.metric)
+            return float(several(o)) if several else float("nan")
+        rows = dict(o.rows)
+        if "baseline" in rows:  # the deployed model's labels, read as this problem's
+            rows["baseline"] = np.asarray(rows["baseline"]) == o.positive
+        pred = o.randomized if o.randomized is not None else np.asarray(o.pred) == o.positive
+        k, n = rate_counts(q, np.asarray(o.y) == o.positive, pred, rows)
+        return _ratio(k, n)
+
+    return value
+
+
+def _register_rates() -> None:
+    from safeclf.guarantees.rates import RATES
+
+    for cls in RATES.values():
+        if cls.metric is not None:
+            metric(cls.metric, (cls.__doc__ or cls.kind).strip().splitlines()[0])(
+                _rate_metric(cls))
+
+
+_register_rates()
 
 
 def fairness_ratio(pred, groups, positive, privileged=None) -> float:
@@ -92,18 +134,6 @@ def fairness_ratio(pred, groups, positive, privileged=None) -> float:
     direction = G.Direction(None if privileged is None else str(privileged),
                             "given" if privileged is not None else "none")
     return G.ratio(np.asarray(pred) == positive, groups, direction)
-
-
-@metric("error", "share misclassified")
-def _error(o: Outputs) -> float:
-    if o.randomized is not None:
-        return expected_disagreement(o.randomized, np.asarray(o.y) == o.positive)
-    return float(np.mean(o.pred != o.y))
-
-
-@metric("accuracy", "share correctly classified")
-def _accuracy(o: Outputs) -> float:
-    return float(np.mean(o.pred == o.y))
 
 
 @metric("balanced_accuracy", "mean recall over classes")
@@ -135,34 +165,6 @@ def _roc_auc(o: Outputs) -> float:
     return float(roc_auc_score(o.y, o.proba, multi_class="ovr", labels=o.classes))
 
 
-@metric("positive_rate", "s_p: share predicted positive (coverage)")
-def _positive_rate(o: Outputs) -> float:
-    if o.randomized is not None:
-        return float(np.mean(o.randomized))
-    return positive_rate(o.pred, o.positive) if o.binary else float("nan")
-
-
-@metric("fpr", "false-positive rate: negatives predicted positive / negatives")
-def _fpr(o: Outputs) -> float:
-    if not o.binary:
-        return float("nan")
-    neg = o.y != o.positive
-    return _ratio(np.sum(neg & (o.pred == o.positive)), np.sum(neg))
-
-
-@metric("fnr", "false-negative rate: positives predicted negative / positives")
-def _fnr(o: Outputs) -> float:
-    if not o.binary:
-        return float("nan")
-    pos = o.y == o.positive
-    return _ratio(np.sum(pos & (o.pred != o.positive)), np.sum(pos))
-
-
-@metric("recall", "true-positive rate: positives predicted positive / positives")
-def _recall(o: Outputs) -> float:
-    return 1.0 - _fnr(o)
-
-
 @metric("joint_fp_rate", "P(y negative and predicted positive) over all points")
 def _joint_fp(o: Outputs) -> float:
     if not o.binary:
@@ -181,15 +183,6 @@ def _fairness(o: Outputs):
         return direction.ratio_name(), float("nan")
     p = o.pred == o.positive if o.randomized is None else o.randomized
     return direction.ratio_name(), G.ratio(p, o.rows["groups"], direction)
-
-
-@metric("churn", "share of predictions differing from a deployed model's (rows 'baseline')")
-def _churn(o: Outputs) -> float:
-    if "baseline" not in o.rows:
-        return float("nan")
-    if o.randomized is not None:
-        return expected_disagreement(o.randomized, np.asarray(o.rows["baseline"]) == o.positive)
-    return float(np.mean(o.pred != np.asarray(o.rows["baseline"])))
 
 
 DEFAULT_METRICS = ("error", "balanced_accuracy")

@@ -143,15 +143,19 @@ def class_names(classes, outcome: Mapping[str, Any] | None) -> list[str]:
 
 # -- which quantities depend on it -----------------------------------------------------------
 def depends(quantity) -> bool:
-    """Whether a :class:`~safeclf.guarantees.promises.Quantity` changes when the labels are swapped: its
-    event is a positive or negative prediction, or it is restricted to the rows of one label
-    (a share predicted positive, recall, fpr, fnr, every fairness ratio and difference, equal
-    opportunity, equalized odds). Error, accuracy, churn and the egregious rate are
-    label-symmetric; a plugin's own quantity (chance constraint, excess risk) is the plugin's."""
+    """Whether a :class:`~safeclf.guarantees.rates.Quantity` changes when the labels are
+    swapped: its event is not label-symmetric (:data:`~safeclf.guarantees.rates.LABEL_SYMMETRIC`:
+    a positive or negative prediction, a positive label), or it is restricted to the rows of one
+    label or one prediction (a share predicted positive, recall, fpr, fnr, precision, every
+    fairness ratio and difference, equal opportunity, equalized odds). Error, accuracy, churn
+    and the egregious rate are label-symmetric; a plugin's own quantity (chance constraint,
+    excess risk) is the plugin's."""
+    from safeclf.guarantees.rates import LABEL_SYMMETRIC
+
     if quantity.kind not in ("rate", "ratio", "difference"):
         return False
-    return quantity.event in ("predicted_positive", "predicted_negative") \
-        or quantity.label is not None
+    return quantity.event not in LABEL_SYMMETRIC or quantity.label is not None \
+        or getattr(quantity, "predicted", None) is not None
 
 
 def phrase(quantity, outcome: Mapping[str, Any] | None) -> str | None:
@@ -162,7 +166,7 @@ def phrase(quantity, outcome: Mapping[str, Any] | None) -> str | None:
     if name is None or not depends(quantity):
         return None
     out = f"s_p = share predicted {name}"
-    if quantity.label is not None:
+    if quantity.label is not None or getattr(quantity, "predicted", None) is not None:
         out += (f"; positives = rows labelled {name}, negatives = rows labelled "
                 f"{outcome['target']} = {outcome['negative']}")
     return out
@@ -191,10 +195,8 @@ def counted(items, prefix: str = "") -> list[str]:
     """The places of parsed constraints ``items`` (ramp's vocabulary, also that of declared
     promises) whose quantity depends on the favourable outcome (:func:`depends`), each as
     ``<prefix><where> (<rate>)``: ``params.constraints[0] (fairness_ratio)``."""
-    from safeclf.methods.ramp.promises import quantity
-
     return [f"{prefix}{c.where} ({c.kind if hasattr(c, 'measure') else c.rate.kind})"
-            for c in items if depends(quantity(c))]
+            for c in items if depends(c.quantity())]
 
 
 def check_method(places: list[str], info, y, dataset: str, csv_loader: bool) -> None:

@@ -46,11 +46,19 @@ promise nothing was promised on new data. Read the verdict with the kind.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+
+from safeclf.guarantees.rates import EVENTS as _EVENTS
+from safeclf.guarantees.rates import (  # noqa: F401  (GROUP_KINDS, Quantity: stated here too)
+    GROUP_KINDS,
+    Quantity,
+    counted_rows,
+    event_values,
+    rate_counts,
+)
 
 #: How strong a promise is.
 KINDS = {
@@ -69,48 +77,9 @@ RULES = {
                   "in expectation over the draws",
 }
 
-#: Quantity kinds that compare the rates of two groups.
-GROUP_KINDS = ("ratio", "difference")
-
-#: Events a :class:`Quantity` of kind ``rate`` counts.
-EVENTS = ("predicted_positive", "predicted_negative", "error", "correct",
-          "differs_from_baseline")
-
-
-@dataclass(frozen=True)
-class Quantity:
-    """What is measured.
-
-    ``kind``:
-
-    * ``"rate"``: the share of ``event`` among the rows of ``subset`` whose label is ``label``
-      (``"positive"``/``"negative"``/None); with ``joint=True`` the label is part of the event
-      and the denominator is all rows of ``subset`` (the joint rate P(label and event));
-    * ``"ratio"``: the rate of ``event`` on the protected group over the privileged group's
-      (``groups`` names the rows entry, ``privileged`` the group, ``protected`` the other
-      group of the pair — None: every row not privileged; ``label`` restricts both,
-      ``"positive"`` for equal opportunity, ``"negative"`` for the false-positive side of
-      equalized odds);
-    * ``"difference"``: the privileged group's rate minus the protected group's (the same
-      fields; a disparity against the protected group is positive, bounded from above);
-    * ``"chance_violation"`` and ``"excess_risk"``: computed by the method's plugin
-      (:meth:`~safeclf.plugins.contract.MethodPlugin.promise_evidence`).
-    """
-
-    kind: str = "rate"
-    event: str = "predicted_positive"
-    label: str | None = None
-    joint: bool = False
-    subset: Mapping[str, Any] | None = None
-    groups: str = "groups"
-    privileged: str | None = None
-    baseline: str = "baseline"
-    protected: str | None = None
-
-    @property
-    def compares_groups(self) -> bool:
-        """A ratio or difference of two group rates."""
-        return self.kind in GROUP_KINDS
+#: What is measured, and the events a rate counts, are the rate vocabulary's
+#: (:mod:`safeclf.guarantees.rates`); re-exported here, where promises are stated.
+EVENTS = tuple(_EVENTS)
 
 
 @dataclass(frozen=True)
@@ -330,55 +299,33 @@ def katz_ratio(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95,
 
 
 # -- evidence from a part ---------------------------------------------------------------------
-def _mask(rows: Mapping[str, Any], subset, n: int) -> np.ndarray:
-    from safeclf.methods.ramp.rates import FitData
+def _pair(q: Quantity, y_pos, rows):
+    """The protected and privileged rows of a group comparison, within its subset and label
+    side."""
+    from safeclf.guarantees import groups as G
 
-    if not subset:
-        return np.ones(n, bool)
-    data = FitData(np.zeros(n, bool), {k: v for k, v in rows.items() if not isinstance(v, dict)})
-    return data.mask(subset, "promise")
-
-
-def _events(q: Quantity, y_pos, pred_pos, rows) -> np.ndarray:
-    if q.event == "predicted_positive":
-        return pred_pos
-    if q.event == "predicted_negative":
-        return ~pred_pos
-    if q.event == "error":
-        return pred_pos != y_pos
-    if q.event == "correct":
-        return pred_pos == y_pos
-    if q.event == "differs_from_baseline":
-        from safeclf.methods.ramp.rates import FitData, baseline_positive
-
-        data = FitData(y_pos, {q.baseline: np.asarray(rows[q.baseline])})
-        return pred_pos != baseline_positive(data, q.baseline, "promise")
-    raise ValueError(f"unknown event {q.event!r}; known: {', '.join(EVENTS)}")
+    if q.predicted is not None:
+        raise ValueError("a comparison of groups is of rates on fixed rows, not among the "
+                         "predicted rows")
+    base = counted_rows(q, y_pos, rows)
+    prot, priv = G.pair_masks(rows[q.groups], q.privileged, q.protected)
+    return prot & base, priv & base
 
 
 def rate_value(q: Quantity, y_pos, pred, rows) -> float:
-    """The exact value of a ``rate`` or ``ratio`` quantity on one part for predictions
-    ``pred``: booleans, or probabilities of a positive prediction (then the expected rate of
-    the randomised rule, each row's event taken with its probability); nan when undefined."""
-    from safeclf.guarantees import groups as G
-
-    y_pos = np.asarray(y_pos, bool)
-    p = np.asarray(pred, dtype=float)
-    base = _mask(rows, q.subset, y_pos.shape[0])
-    lab = (np.ones_like(y_pos) if q.label is None
-           else (y_pos if q.label == "positive" else ~y_pos))
-    # P(event) per row: the boolean events of _events evaluated at p
-    ev = _events(q, y_pos, np.ones_like(y_pos), rows).astype(float) * p + \
-        _events(q, y_pos, np.zeros_like(y_pos), rows).astype(float) * (1.0 - p)
+    """The exact value of a ``rate``, ``ratio`` or ``difference`` quantity on one part for
+    predictions ``pred``: booleans, or probabilities of a positive prediction (then the
+    expected rate of the randomised rule, each row's event taken with its probability: a
+    ratio of expected counts); nan when undefined. Counted by the rate vocabulary
+    (:func:`safeclf.guarantees.rates.rate_counts`)."""
     if q.kind == "rate":
-        among = base & lab if not q.joint else base
-        hit = ev * (lab if q.joint else 1.0)
-        return float(hit[among].mean()) if among.any() else float("nan")
+        k, n = rate_counts(q, y_pos, pred, rows)
+        return float(k / n) if n > 0 else float("nan")
     if q.kind in GROUP_KINDS:
-        prot, priv = G.pair_masks(rows[q.groups], q.privileged, q.protected)
-        prot, priv = prot & base & lab, priv & base & lab
+        prot, priv = _pair(q, y_pos, rows)
         if not prot.any() or not priv.any():
             return float("nan")
+        ev = event_values(q, y_pos, pred, rows)
         if q.kind == "difference":
             return float(ev[priv].mean() - ev[prot].mean())
         if ev[priv].mean() <= 0:
@@ -387,33 +334,29 @@ def rate_value(q: Quantity, y_pos, pred, rows) -> float:
     raise ValueError(f"quantity {q.kind!r} has no training value here")
 
 
-def rate_evidence(q: Quantity, y_pos, pred_pos, rows) -> Evidence:
+def rate_evidence(q: Quantity, y_pos, pred_pos, rows, within=None) -> Evidence:
     """Counts of a ``rate``, ``ratio`` or ``difference`` quantity on one part (y_pos,
     pred_pos: booleans): (k, n) of the rate, or (k₁, n₁, k₂, n₂) of the pair's protected
-    group (``q.protected``; None: every row not privileged) and privileged group."""
-    from safeclf.guarantees import groups as G
-
-    y_pos, pred_pos = np.asarray(y_pos, bool), np.asarray(pred_pos, bool)
-    base = _mask(rows, q.subset, y_pos.shape[0])
-    ev = _events(q, y_pos, pred_pos, rows)
-    lab = (np.ones_like(y_pos) if q.label is None
-           else (y_pos if q.label == "positive" else ~y_pos))
+    group (``q.protected``; None: every row not privileged) and privileged group; ``within``
+    (a rate only) restricts the rows further (one group of a per-group table)."""
     if q.kind == "rate":
-        if q.joint:
-            return Evidence(int((ev & lab & base).sum()), int(base.sum()))
-        among = base & lab
-        return Evidence(int((ev & among).sum()), int(among.sum()))
+        return Evidence(*rate_counts(q, np.asarray(y_pos, bool), np.asarray(pred_pos, bool),
+                                     rows, within))
     if q.kind in GROUP_KINDS:
-        k1, n1, k2, n2 = G.counts(ev, rows[q.groups], q.privileged, base & lab, q.protected)
-        return Evidence(k1, n1, k2, n2)
+        prot, priv = _pair(q, y_pos, rows)
+        ev = event_values(q, y_pos, np.asarray(pred_pos, bool), rows) > 0.5
+        return Evidence(int((ev & prot).sum()), int(prot.sum()), int((ev & priv).sum()),
+                        int(priv.sum()))
     raise ValueError(f"quantity {q.kind!r} needs its plugin's promise_evidence")
 
 
 def sizes(q: Quantity, y_pos, rows) -> Evidence:
     """The sizes of quantity ``q`` on one part (the n, or n₁ and n₂, of :func:`rate_evidence`),
-    the predictions not looked at: what a held-back part will rest a test on."""
+    the predictions not looked at: what a held-back part will rest a test on. For a rate among
+    the predicted rows (precision), the most it can rest on: every row predicted on that
+    side."""
     y_pos = np.asarray(y_pos, bool)
-    return rate_evidence(q, y_pos, np.zeros_like(y_pos), rows)
+    return rate_evidence(q, y_pos, np.full(y_pos.shape, q.predicted == "positive"), rows)
 
 
 def verdict(sense: str, bound: float, lower: float, upper: float) -> str:

@@ -8,8 +8,10 @@ and, for intersectional groups (``info["group_columns"]``, the csv loader's ``gr
 race]``), each column on its own — and each group of it:
 
 * ``positive_rate`` (s_p), ``error``, ``tpr`` (s_p on the positives) and ``fpr`` (s_p on
-  the negatives): k of n with the two-sided Clopper–Pearson interval at the spec's
-  confidence (:func:`safeclf.guarantees.promises.interval`);
+  the negatives), counted by the rate vocabulary (:mod:`safeclf.guarantees.rates`: its
+  ``coverage``, ``error``, ``recall`` and ``fpr``): k of n with the two-sided
+  Clopper–Pearson interval at the spec's confidence
+  (:func:`safeclf.guarantees.promises.interval`);
 * for each pair the data's groups are compared in (:func:`safeclf.guarantees.groups.comparisons`: each
   group against the column's reference group, :func:`safeclf.guarantees.groups.reference_of` — the
   privileged group, or the group chosen once on all the dataset's rows, so the direction is
@@ -29,10 +31,9 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Rates per group: (label restriction, event) with event "positive" (predicted positive) or
-#: "error".
-RATES = {"positive_rate": (None, "positive"), "error": (None, "error"),
-         "tpr": ("positive", "positive"), "fpr": ("negative", "positive")}
+#: Rates per group, as the table names them, and the rate of the vocabulary each is
+#: (:data:`safeclf.guarantees.rates.RATES`), which counts it.
+RATES = {"positive_rate": "coverage", "error": "error", "tpr": "recall", "fpr": "fpr"}
 #: Rates whose ratios and differences are reported per pair.
 COMPARED = ("positive_rate", "tpr", "fpr")
 
@@ -41,11 +42,12 @@ COLUMNS = ["job", "dataset", "method", "params", "seed", "fold", "part", "column
            "upper", "small"]
 
 
-def _counts(y_pos, pred_pos, mask, rate):
-    label, event = RATES[rate]
-    among = mask if label is None else mask & (y_pos if label == "positive" else ~y_pos)
-    hit = pred_pos if event == "positive" else pred_pos != y_pos
-    return int((hit & among).sum()), int(among.sum())
+def _counts(y_pos, pred_pos, rows, mask, rate):
+    from safeclf.guarantees.promises import rate_evidence
+    from safeclf.guarantees.rates import RATES as VOCABULARY
+
+    ev = rate_evidence(VOCABULARY[RATES[rate]]().quantity(), y_pos, pred_pos, rows, mask)
+    return ev.k, ev.n
 
 
 def columns_of(rows, info) -> list[tuple[str, np.ndarray]]:
@@ -76,7 +78,7 @@ def records(y_pos, pred_pos, rows, info, confidence: float, part: str = "test",
         for v in names:
             mask = g == v
             for rate in RATES:
-                k, n = _counts(y_pos, pred_pos, mask, rate)
+                k, n = _counts(y_pos, pred_pos, rows, mask, rate)
                 counts[v, rate] = (k, n)
                 est, lo, hi, _ = interval("rate", Evidence(k, n), confidence)
                 out.append({"part": part, "column": column, "group": v, "metric": rate,

@@ -83,18 +83,18 @@ _SAFECLF = ("safeclf.plugins.contract.MethodPlugin",
             "safeclf.methods.ramp.group_thresholds.GroupThresholds",
             "safeclf.methods.ramp.fairlearn_eg.FairlearnEG",
             "safeclf.methods.ramp.threshold.Threshold",
-            "safeclf.methods.ramp.rates.Coverage",
-            "safeclf.methods.ramp.rates.ErrorRate",
-            "safeclf.methods.ramp.rates.Accuracy",
-            "safeclf.methods.ramp.rates.Egregious",
-            "safeclf.methods.ramp.rates.Recall",
-            "safeclf.methods.ramp.rates.FalsePositiveRate",
-            "safeclf.methods.ramp.rates.FalseNegativeRate",
-            "safeclf.methods.ramp.rates.Churn",
-            "safeclf.methods.ramp.rates.BoundConstraint",
-            "safeclf.methods.ramp.rates.RatioConstraint",
-            "safeclf.methods.ramp.rates.ObjectiveTerm",
-            "safeclf.methods.ramp.rates.Objective",
+            "safeclf.guarantees.rates.Coverage",
+            "safeclf.guarantees.rates.ErrorRate",
+            "safeclf.guarantees.rates.Accuracy",
+            "safeclf.guarantees.rates.Egregious",
+            "safeclf.guarantees.rates.Recall",
+            "safeclf.guarantees.rates.FalsePositiveRate",
+            "safeclf.guarantees.rates.FalseNegativeRate",
+            "safeclf.guarantees.rates.Churn",
+            "safeclf.guarantees.rates.BoundConstraint",
+            "safeclf.guarantees.rates.RatioConstraint",
+            "safeclf.guarantees.rates.ObjectiveTerm",
+            "safeclf.guarantees.rates.Objective",
             "safeclf.methods.selection.estimator.BudgetedSelection",
             "safeclf.methods.selection.classes.ModelClass",
             "safeclf.methods.selection.classes.Trainer",
@@ -106,6 +106,8 @@ _SAFECLF = ("safeclf.plugins.contract.MethodPlugin",
             "safeclf.guarantees.certify.threshold.Rule",
             "safeclf.guarantees.group_encoding.GroupEncoding",
             "safeclf.guarantees.promises.Promise",
+            "safeclf.guarantees.rates.Quantity",
+            # what is measured: stated in promises until the rate vocabulary moved to rates
             "safeclf.guarantees.promises.Quantity")
 
 #: Every ``module.name`` a model file may hold.
@@ -116,7 +118,9 @@ TRUSTED_TYPES = frozenset(_BUILTINS + _NUMERIC + _SKLEARN + _SAFECLF)
 #: paths translated (:func:`translated`), checked against the same allow-list.
 MOVED = {"safeclf.certified": "safeclf.guarantees.certify.threshold",
          "safeclf.group_encoding": "safeclf.guarantees.group_encoding",
-         "safeclf.promises": "safeclf.guarantees.promises"}
+         "safeclf.promises": "safeclf.guarantees.promises",
+         # the rate vocabulary, once the ramp plug-in's, now the core's (issue 33)
+         "safeclf.methods.ramp.rates": "safeclf.guarantees.rates"}
 
 #: Bounds on the schema read before anything else: its size, nesting and node count.
 MAX_SCHEMA_BYTES = 64 * 2**20

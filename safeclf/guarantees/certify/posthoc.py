@@ -103,7 +103,7 @@ def check_request(m, plugin, task, seed: int, where: str) -> None:
     part the job will draw keeps at least one row for every declared promise. Raises
     :class:`DataError` naming the place (``where``: ``methods[i]``)."""
     from safeclf.guarantees.groups import named_group
-    from safeclf.guarantees.promises import rate_evidence
+    from safeclf.guarantees.promises import sizes
 
     classes = np.unique(np.asarray(task.train.y))
     promises = declared_promises(m.promises, task, classes, f"{where}.promises")
@@ -123,7 +123,7 @@ def check_request(m, plugin, task, seed: int, where: str) -> None:
     part = task.train.take(safe)
     y_pos = np.asarray(part.y) == classes[-1]
     for p in promises:
-        ev = rate_evidence(p.quantity, y_pos, np.zeros_like(y_pos), part.rows)
+        ev = sizes(p.quantity, y_pos, part.rows)
         if not ev.n or (ev.n2 is not None and not ev.n2):
             raise DataError(f"{where}.certify.fraction {f:g} leaves no held-back row for "
                             f"{p.name} ({p.statement}) in the first split (seed {seed}); "

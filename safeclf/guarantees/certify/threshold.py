@@ -249,15 +249,27 @@ def predicted_sizes(promises, cand: Part, n_safe: int) -> list[Evidence]:
     return out
 
 
-def _predicted_p_values(promises, counts, sizes, bnd) -> np.ndarray:
+def _p_values(p, k, n, k2, n2, bnd, **kw) -> np.ndarray:
+    """:func:`safeclf.guarantees.ltt.p_values` of one promise under each rule, with each
+    rule's own sizes ``n``, ``n2`` (arrays): one size for all rules unless the promise is a
+    rate among the predicted rows (precision), whose size is the rule's."""
+    n, n2 = np.asarray(n, dtype=float), np.asarray(n2, dtype=float)
+    if np.ptp(n) == 0 and np.ptp(n2) == 0:
+        return ltt.p_values(p, k, int(n[0]), k2, int(n2[0]), bnd, **kw)
+    return np.array([ltt.p_values(p, k[i:i + 1], int(n[i]), k2[i:i + 1], int(n2[i]), bnd,
+                                  **kw)[0] for i in range(n.size)])
+
+
+def _predicted_p_values(promises, counts, scale: float, bnd) -> np.ndarray:
     """Each rule's joint p-value if the held-back part showed the candidate rates at the
-    predicted sizes (a ranking, not a test)."""
+    candidate sizes scaled by ``scale`` (held-back rows / candidate rows; a ranking, not a
+    test)."""
     joint = np.zeros(counts[0][0].shape)
-    for p, (k, n, k2, n2), s in zip(promises, counts, sizes, strict=True):
+    for p, (k, n, k2, n2) in zip(promises, counts, strict=True):
         rate = np.divide(k, n, out=np.zeros_like(k), where=n > 0)
         rate2 = np.divide(k2, n2, out=np.zeros_like(k2), where=n2 > 0)
-        pv = ltt.p_values(p, np.round(rate * s.n), s.n, np.round(rate2 * (s.n2 or 0)),
-                          s.n2 or 0, bnd, predict=True)
+        m, m2 = np.round(n * scale), np.round(n2 * scale)
+        pv = _p_values(p, np.round(rate * m), m, np.round(rate2 * m2), m2, bnd, predict=True)
         joint = np.maximum(joint, pv)
     return joint
 
@@ -310,7 +322,8 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     # everything that orders the rules comes from the candidate part alone
     sizes = predicted_sizes(promises, cand, safe.score.size)
     counts = _counts(promises, cand, rules)
-    predicted = _predicted_p_values(promises, counts, sizes, bnd)
+    predicted = _predicted_p_values(promises, counts, safe.score.size / max(1, cand.score.size),
+                                    bnd)
     # safeclf.guarantees.trivial: rules giving one class to (almost) every candidate row are not tested
     usable = list(range(len(rules))) if allow_degenerate else \
         trivial.path_rules([r.positive(cand) for r in rules])
@@ -333,8 +346,8 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     def held_back_p_values(idx):  # (promises, rules) p-values on the held-back rows
         k = _counts(promises, safe, [rules[i] for i in idx])
         alpha = delta if test == "fixed_sequence" else None  # refined as far as p ≤ δ needs
-        return np.array([ltt.p_values(p, kk, s.n, kk2, s.n2 or 0, bnd, alpha=alpha)
-                         for p, (kk, _, kk2, _), s in zip(promises, k, sizes_safe)])
+        return np.array([_p_values(p, kk, nn, kk2, nn2, bnd, alpha=alpha)
+                         for p, (kk, nn, kk2, nn2) in zip(promises, k, strict=True)])
 
     # every rule of the path at once; fixed-sequence testing reads them in order and stops at
     # the first non-rejection, so the p-values after it are not used

@@ -15,18 +15,17 @@ from sklearn.utils.validation import check_is_fitted
 from safeclf._utils.blas import one_blas_thread
 from safeclf._utils.routing import ROUTED_ROWS, ROUTING_HINT, requested
 from safeclf.errors import DataError, InfeasibleError
-from safeclf.methods._solvers.status import SolverStatus, iteration_status, settle, worst
-from safeclf.methods.ramp import mm, threshold
-from safeclf.methods.ramp.dcd import solver_rows
-from safeclf.methods.ramp.linear import LinearBinaryClassifier
-from safeclf.methods.ramp.rates import (
-    FitData,
-    RatioConstraint,
+from safeclf.guarantees.rate_items import (
     expand_constraints,
     parse_constraints,
     parse_monitors,
     parse_objective,
 )
+from safeclf.guarantees.rates import FitData, RatioConstraint
+from safeclf.methods._solvers.status import SolverStatus, iteration_status, settle, worst
+from safeclf.methods.ramp import mm, threshold
+from safeclf.methods.ramp.dcd import solver_rows
+from safeclf.methods.ramp.linear import LinearBinaryClassifier
 
 #: Below this many training rows, ``lam=None`` means "auto" (see RampClassifier's ``lam``)
 LAM_AUTO_ROWS = 2000
@@ -49,7 +48,7 @@ class RampClassifier(LinearBinaryClassifier):
     ----------
     constraints : list of mappings or None
         The dataset constraints, e.g. ``[{rate: fairness_ratio, kappa: 0.8}]``; see
-        :mod:`safeclf.methods.ramp.rates` for the vocabulary.
+        :mod:`safeclf.guarantees.rates` for the vocabulary.
     kappa : float in (0, 1] or None
         κ of every ratio constraint that does not give its own (so a spec can grid over κ).
     target : float in [0, 1] or None

@@ -7,9 +7,10 @@ import numpy as np
 
 from safeclf.errors import DataError
 from safeclf.guarantees.groups import privileged_of
+from safeclf.guarantees.rate_items import expand_constraints
+from safeclf.guarantees.rates import FitData, RatioConstraint
 from safeclf.methods.ramp.fairlearn_eg import FairlearnEG
 from safeclf.methods.ramp.group_thresholds import GroupThresholds
-from safeclf.methods.ramp.rates import FitData, RatioConstraint, expand_constraints
 from safeclf.methods.ramp.rows import RowsPlugin
 from safeclf.methods.ramp.thresholded import ThresholdedSVM
 from safeclf.methods.ramp.zafar import ZafarSVM

@@ -10,9 +10,9 @@ from numbers import Real
 import numpy as np
 
 from safeclf.guarantees.metrics import Outputs, evaluate
+from safeclf.guarantees.rates import RatioConstraint
 from safeclf.methods.ramp.estimator import RampClassifier
 from safeclf.methods.ramp.plots import PLOTS
-from safeclf.methods.ramp.rates import RatioConstraint
 from safeclf.methods.ramp.rows import RowsPlugin
 from safeclf.plugins.contract import PRIVILEGED, Report
 

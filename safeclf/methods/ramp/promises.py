@@ -14,36 +14,10 @@ from __future__ import annotations
 
 import copy
 
-from safeclf.guarantees.promises import Promise, Quantity
-from safeclf.methods.ramp.rates import BoundConstraint, RatioConstraint
-
-_RATE_EVENTS = {
-    # rate kind: (event, label)
-    "coverage": ("predicted_positive", None),
-    "error": ("error", None),
-    "accuracy": ("correct", None),
-    "egregious": ("correct", None),
-    "recall": ("predicted_positive", "positive"),
-    "fpr": ("predicted_positive", "negative"),
-    "fnr": ("predicted_negative", "positive"),
-    "churn": ("differs_from_baseline", None),
-}
+from safeclf.guarantees.promises import Promise
+from safeclf.guarantees.rates import BoundConstraint, RatioConstraint, quantity
 
 SOURCE = "Goh et al. 2016, Problem 2 (Table 2 rates)"
-
-
-def quantity(c) -> Quantity:
-    """The held-out quantity of a parsed constraint (a group comparison expanded: one pair,
-    :meth:`~safeclf.methods.ramp.rates.RatioConstraint.expanded`)."""
-    if isinstance(c, RatioConstraint):
-        return Quantity(c.measure, "predicted_positive", label=c._label(),
-                        subset=dict(c.subset) if c.subset else None, groups=c.groups,
-                        privileged=None if c.privileged is None else str(c.privileged),
-                        protected=None if c.protected is None else str(c.protected))
-    event, label = _RATE_EVENTS[c.rate.kind]
-    extra = {"baseline": c.rate.baseline} if c.rate.kind == "churn" else {}
-    return Quantity("rate", event, label=label,
-                    subset=dict(c.rate.subset) if c.rate.subset else None, **extra)
 
 
 def constraint_promises(est) -> list[Promise]:
@@ -75,7 +49,7 @@ def tightened_params(params: dict, bounds: list[float | None], promises=None) ->
     :func:`constraint_promises`, aligned with ``bounds``) say which pair each bound is for,
     and each such constraint is rewritten as one explicit constraint per pair
     (``privileged``, ``protected``, ``side`` fixed) with its own bound."""
-    from safeclf.methods.ramp.rates import parse_constraints, split_bands
+    from safeclf.guarantees.rate_items import parse_constraints, split_bands
 
     params = copy.deepcopy(dict(params))
     items = split_bands(list(params.get("constraints") or []))[0]  # a band is two items

@@ -3,7 +3,7 @@
 it cannot be a fixed ``needs`` tuple. The runner's preflight and ``fit`` both ask
 :meth:`~safeclf.plugins.contract.MethodPlugin.needs_for`, so what is missing is found before any job;
 the groups its constraints name are checked against the data there too, by expanding each
-comparison of groups into its pairs as the fit will (:func:`~safeclf.methods.ramp.rates.
+comparison of groups into its pairs as the fit will (:func:`~safeclf.guarantees.rates.
 expand_constraints`), which also gives ``validate`` the comparisons it lists."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import numpy as np
 
 from safeclf.errors import DataError
 from safeclf.guarantees.groups import privileged_of
-from safeclf.methods.ramp.rates import FitData, RatioConstraint, expand_constraints
+from safeclf.guarantees.rate_items import expand_constraints
+from safeclf.guarantees.rates import FitData, RatioConstraint
 from safeclf.plugins.contract import MethodPlugin
 
 

@@ -11,13 +11,10 @@ from sklearn.svm import LinearSVC
 from sklearn.utils._param_validation import Interval
 
 from safeclf.errors import DataError
+from safeclf.guarantees.rate_items import parse_constraints, parse_monitors
+from safeclf.guarantees.rates import FitData
 from safeclf.methods._solvers.status import iteration_status
 from safeclf.methods.ramp.linear import LinearBinaryClassifier
-from safeclf.methods.ramp.rates import (
-    FitData,
-    parse_constraints,
-    parse_monitors,
-)
 
 
 class ThresholdedSVM(LinearBinaryClassifier):
