@@ -23,7 +23,7 @@ Every bound answers, for k events among n independent rows with an unknown rate 
 ``ttest``
     **approximate**: the one-sided Student t bound k/n + t(1 − δ; n − 1) · s/√n on the mean of
     the 0/1 events (the Seldonian engine's default). Its coverage falls below 1 − δ for small
-    n or rates near 0 or 1 (at k = 0 it gives U = 0); ``tests/test_bounds.py`` shows where.
+    n or rates near 0 or 1 (at k = 0 it gives U = 0); ``tests/guarantees/test_bounds.py`` shows where.
 
 The coverage of each exact bound is checked in the tests over n from 10 to 10⁵ and rates from
 0 to 1 by summing the binomial law exactly (no simulation noise).

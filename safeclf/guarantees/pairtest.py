@@ -39,7 +39,7 @@ Why it is valid (P_θ(p ≤ α) ≤ α for every θ in H0):
 Why this and not the union of two one-sided bounds (L_A(α/2) ≥ κ U_B(α/2)): the union spends
 the two groups' margins additively at α/2, about z_{α/2}(se_A + κ se_B), where this test
 needs about z_α √(se_A² + κ² se_B²) (plus γ = :data:`GAMMA` and the envelope's slack): on
-300 held-back rows the margin a ratio must clear is roughly halved (``tests/test_ltt.py``
+300 held-back rows the margin a ratio must clear is roughly halved (``tests/guarantees/test_ltt.py``
 checks the power over a grid of alternatives, and validity by exact enumeration). D is not
 studentised: its tail is monotone by construction (1.), which a studentised statistic's is not
 at the edges of the support, and within C_γ the variance of D changes little, so the sup

@@ -13,7 +13,7 @@ Intervals
 * a rate k/n: the exact Clopper–Pearson interval (two-sided, each tail (1 − confidence)/2);
 * a ratio of two independent rates (k₁/n₁)/(k₂/n₂): Katz's log interval,
   exp(log r̂ ± z·√(1/k₁ − 1/n₁ + 1/k₂ − 1/n₂)), with 0.5 added to a zero count (then the
-  interval is still finite); its coverage is shown by simulation in ``tests/test_promises.py``.
+  interval is still finite); its coverage is shown by simulation in ``tests/guarantees/test_promises.py``.
   Conditional on the group sizes of the test split.
 * a difference of two independent rates k₂/n₂ − k₁/n₁ (privileged minus protected):
   Newcombe's hybrid score interval (his method 10, from the two Wilson intervals).

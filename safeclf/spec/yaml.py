@@ -12,7 +12,7 @@ from safeclf.errors import SpecError, closest
 
 #: A profile's key saying, per full-profile expectation the profile leaves out or replaces,
 #: why (``omitted: {"expect[4]": "needs fairlearn, which CI does not install"}``); it is not
-#: merged into the spec (tests/test_config_profiles.py reads it)
+#: merged into the spec (tests/spec/test_config_profiles.py reads it)
 OMITTED = "omitted"
 
 

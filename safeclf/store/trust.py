@@ -12,7 +12,7 @@ JSON, visits every node, and refuses the file unless each node's loader is one o
 ``operator`` callable or reduce constructor is ever built. Only then is the file given to skops,
 with exactly the trusted types the file holds.
 
-``tests/test_model_trust.py`` saves a fitted model of every registered method and checks that
+``tests/store/test_model_trust.py`` saves a fitted model of every registered method and checks that
 each type it holds is on the list, so the list can only grow by a reviewed edit here.
 """
 

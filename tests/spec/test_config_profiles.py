@@ -12,7 +12,7 @@ from safeclf.errors import SpecError
 from safeclf.spec.check import parse
 from safeclf.spec.yaml import OMITTED, apply_profile, read_yaml
 
-CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
+CONFIGS = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])

@@ -63,7 +63,7 @@ def test_own_data_example_validates_from_another_folder(tmp_path, monkeypatch):
 
     from safeclf.cli.app import app
 
-    config = Path(__file__).resolve().parents[1] / "configs" / "own_data.yaml"
+    config = Path(__file__).resolve().parents[2] / "configs" / "own_data.yaml"
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(app, ["validate", str(config), "--profile", "ci"])
     assert result.exit_code == 0, result.output
@@ -75,7 +75,7 @@ def test_adult_small_is_what_its_script_derives(tmp_path, monkeypatch):
     import importlib.util
     from pathlib import Path
 
-    folder = Path(__file__).resolve().parents[1] / "datasets" / "adult_small"
+    folder = Path(__file__).resolve().parents[2] / "datasets" / "adult_small"
     spec = importlib.util.spec_from_file_location("make_adult_small", folder / "make.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

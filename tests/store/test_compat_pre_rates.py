@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-FIXTURE = Path(__file__).parent / "fixtures" / "pre_rates_ramp"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "pre_rates_ramp"
 
 
 def test_the_file_names_the_old_module():

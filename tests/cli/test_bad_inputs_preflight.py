@@ -1,7 +1,7 @@
 """The catalogue of bad inputs caught before running (issue 20, items 3, 4 and 6): parameters
 every job would fail on, undeclared metric and promise names in expectations and plots, run
 options, spec reading, CSV cells and data paths. Each case goes through the harness of
-tests/test_bad_inputs.py (:func:`run_and_validate`): exit code, exactly one ``error: `` line
+tests/cli/test_bad_inputs.py (:func:`run_and_validate`): exit code, exactly one ``error: `` line
 on stderr holding the fragment, no traceback, nothing written under ``--out``, and
 ``validate`` with the same arguments gives the same exit code and stderr."""
 

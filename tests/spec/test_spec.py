@@ -12,7 +12,7 @@ from safeclf.spec.check import load_spec, parse
 from safeclf.spec.expand import expand, grid_points
 from safeclf.spec.yaml import apply_profile
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_grid_expansion_is_a_product_in_stable_order():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-FIXTURE = Path(__file__).parent / "fixtures" / "pre_redesign_run"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "pre_redesign_run"
 
 
 def _copy(tmp_path) -> Path:
