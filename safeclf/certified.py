@@ -13,12 +13,16 @@ Procedure (``certify: {delta, fraction, how: threshold, bound, test}`` in a spec
    below (s_p(A) ≥ κ s_p(B)) and the features encode the group (:mod:`safeclf.group_encoding`),
    rules with one threshold per group (:func:`_group_rules`: a reference threshold t and a level
    ρ from :data:`RHO_CAP` down to κ; the top group keeps t, every other group gets the
-   candidate rate ρ × the top group's), for any number of groups. Each rule gets a *predicted*
-   p-value (its candidate rates at the held-back sizes predicted from the candidate part) and a
-   candidate error. The path tested is the front of the two (:func:`_front`): by increasing
-   predicted p-value — from the safest rule — keeping a rule only if it is more accurate than
-   every rule before it, so the path runs from safe to accurate and testing stops where the
-   held-back rows stop supporting the promises.
+   candidate rate ρ × the top group's), for any number of groups. Each rule gets a
+   candidate error and a *predicted pass probability* (:func:`pass_probabilities`: the
+   chance that its held-back p-value is ≤ δ, simulated from its candidate rates with the
+   held-back part's sampling noise at its predicted sizes and the candidate rates' own). The
+   path tested is the front of the two (:func:`_front`): most likely to pass first, keeping a
+   rule only if it is more accurate than every rule before it, so the path runs from the
+   surest rule to the most accurate and testing stops where the held-back rows stop
+   supporting the promises. (Ordering by the predicted p-value at the candidate rates, as
+   before, put rules that pass about half the time — their predicted p-value floored at the
+   exact test's γ — ahead of surer ones, and the sequence stopped there.)
 4. On the held-back rows, each rule of the path gets the joint p-value of all promises (the
    largest of theirs, :func:`safeclf.ltt.joint_p_value`); fixed-sequence testing along the path
    (or Holm's procedure over it) at level δ certifies a set of rules with family-wise error
@@ -31,12 +35,13 @@ Procedure (``certify: {delta, fraction, how: threshold, bound, test}`` in a spec
    guarantee is given); none left is no solution.
 5. No rule certified: no model (``no_solution`` with its reason), never an unsafe one. The
    record also gives the predicted probability that the path's first rule passes (that a
-   solution is found) and that the returned rule would (:func:`pass_probability`).
+   solution is found) and that the returned rule would (:func:`pass_probabilities`).
 
 Why it is valid: the training rows are i.i.d. draws from the population and the split depends on
 the seed alone, so the held-back rows are an i.i.d. sample independent of the candidate part.
-The model, the family, the predicted p-values and the path's order are functions of the
-candidate part (and of the held-back part's size, fixed by the split) only. Conditional on the
+The model, the family, the predicted pass probabilities (their simulation's seed is fixed)
+and the path's order are functions of the candidate part (and of the held-back part's size,
+fixed by the split) only. Conditional on the
 candidate part, a promise's count on the held-back rows is binomial given the number of
 held-back rows it is counted on (a rate among negatives, a group's rate), so its p-value
 (:mod:`safeclf.ltt`) is super-uniform when the promise is violated, and the joint p-value when
@@ -249,41 +254,56 @@ def predicted_sizes(promises, cand: Part, n_safe: int) -> list[Evidence]:
     return out
 
 
-def _predicted_p_values(promises, counts, sizes, bnd) -> np.ndarray:
-    """Each rule's joint p-value if the held-back part showed the candidate rates at the
-    predicted sizes (a ranking, not a test)."""
-    joint = np.zeros(counts[0][0].shape)
-    for p, (k, n, k2, n2), s in zip(promises, counts, sizes, strict=True):
-        rate = np.divide(k, n, out=np.zeros_like(k), where=n > 0)
-        rate2 = np.divide(k2, n2, out=np.zeros_like(k2), where=n2 > 0)
-        pv = ltt.p_values(p, np.round(rate * s.n), s.n, np.round(rate2 * (s.n2 or 0)),
-                          s.n2 or 0, bnd, predict=True)
-        joint = np.maximum(joint, pv)
-    return joint
+#: Simulated held-back parts that predict each rule's probability of passing the test.
+PASS_DRAWS = 400
 
 
-def pass_probability(promises, rates, sizes, delta: float, bnd, draws: int = 2000,
-                     seed: int = 0) -> float:
-    """The probability that a rule passes the test at ``delta`` when its held-back counts are
-    binomial at ``rates`` (per promise, (rate, rate2)) with ``sizes``: the share of ``draws``
-    simulated held-back parts whose joint p-value is ≤ δ (the promises' counts drawn
-    independently; a prediction for the record, not part of any guarantee)."""
+def pass_probabilities(promises, counts, sizes, level: float, bnd, draws: int = PASS_DRAWS,
+                       seed: int = 0) -> np.ndarray:
+    """Each rule's predicted probability of passing the test at ``level`` on the held-back
+    part, from the candidate part only (a ranking and a record, never a test): the share of
+    ``draws`` simulated held-back parts on which its joint p-value is ≤ ``level``.
+
+    ``counts`` are the rules' candidate counts per promise (:func:`_counts`), ``sizes`` the
+    held-back sizes (:func:`predicted_sizes`). In a draw, each count's held-back rate is the
+    candidate rate r plus a normal deviation of variance r(1 − r)(1/n_c + 1/n_s): the held-back
+    part's sampling noise at its size n_s, and the candidate rate's own at its size n_c (the
+    rule's true rate is not its candidate rate, which is a sample — and an in-sample one, since
+    the thresholds were set on those rows). The deviations are the same for every rule
+    (common random numbers: the ranking is not noisier than the rules' differences) and for
+    promises that count the same rows (the two sides of a band see one draw, so a rule passes
+    both only when the draw falls inside the band). The p-values of a draw are those of the
+    test (``predict``: the exact test's normal approximation, :mod:`safeclf.pairtest`)."""
     rng = np.random.default_rng(seed)
-    passed = np.ones(draws, bool)
-    for p, (r, r2), s in zip(promises, rates, sizes, strict=True):
-        k = rng.binomial(s.n, min(max(r, 0.0), 1.0), draws) if s.n else np.zeros(draws)
-        k2 = rng.binomial(s.n2, min(max(r2, 0.0), 1.0), draws) if s.n2 else np.zeros(draws)
-        passed &= ltt.rejects(p, k, s.n, k2, s.n2 or 0, delta, bnd, predict=True)
-    return float(np.mean(passed))
+    shocks: dict = {}
+    passed = None
+    for p, (k, n, k2, n2), s in zip(promises, counts, sizes, strict=True):
+        drawn = []
+        for side, kk, nn, ns in ((0, k, n, s.n), (1, k2, n2, s.n2 or 0)):
+            z = shocks.setdefault((p.quantity, side), rng.standard_normal(draws))
+            if not ns:
+                drawn.append(np.zeros((kk.size, draws)))
+                continue
+            m = np.maximum(nn, 1.0)
+            r = np.clip(kk / m, 0.0, 1.0)
+            v = np.clip(r, 0.5 / m, 1 - 0.5 / m)  # off 0 and 1 by half a count
+            sd = np.sqrt(v * (1 - v) * (1 / m + 1 / ns))
+            drawn.append(np.clip(np.round((r[:, None] + sd[:, None] * z) * ns), 0, ns))
+        ok = ltt.rejects(p, drawn[0], s.n, drawn[1], s.n2 or 0, level, bnd, predict=True)
+        passed = ok if passed is None else passed & ok
+    return passed.mean(axis=1)
 
 
-def _front(predicted, errors) -> list[int]:
-    """The path fixed-sequence testing walks: the rules on the front of (predicted p-value,
-    candidate error), in increasing predicted p-value (safest first); a rule is on it only if
-    its error is below that of every rule before it (a rule dominated in both could only end
-    the sequence early, and is never the best certified)."""
+def _front(probability, errors) -> list[int]:
+    """The path fixed-sequence testing walks: the rules on the front of (predicted pass
+    probability, candidate error), most likely to pass first; a rule is on it only if its
+    error is below that of every rule before it (a rule dominated in both could only end the
+    sequence early, and is never the best certified). If a rule's passing implied that of
+    every rule more likely to pass (nearby rules' held-back counts move together), this order
+    would return the most accurate rule that passes on its own: no rule less likely to pass
+    stands before it and stops the sequence."""
     out, best = [], np.inf
-    for i in sorted(range(len(errors)), key=lambda i: (predicted[i], errors[i])):
+    for i in sorted(range(len(errors)), key=lambda i: (-probability[i], errors[i])):
         if errors[i] < best:
             out.append(i)
             best = errors[i]
@@ -310,24 +330,22 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     # everything that orders the rules comes from the candidate part alone
     sizes = predicted_sizes(promises, cand, safe.score.size)
     counts = _counts(promises, cand, rules)
-    predicted = _predicted_p_values(promises, counts, sizes, bnd)
+    level = delta  # fixed-sequence testing's; Holm's is δ over the path's length, below
+    prob = pass_probabilities(promises, counts, sizes, delta, bnd)
     # safeclf.trivial: rules giving one class to (almost) every candidate row are not tested
     usable = list(range(len(rules))) if allow_degenerate else \
         trivial.path_rules([r.positive(cand) for r in rules])
-    order = [usable[j] for j in _front(predicted[usable], [errors[i] for i in usable])]
+    order = [usable[j] for j in _front(prob[usable], [errors[i] for i in usable])]
     if not order:
         return None, {"how": "threshold", "delta": delta, "reason": trivial.NO_PATH}
 
-    def rates(i):
-        return [(k[i] / n[i] if n[i] else 0.0, k2[i] / n2[i] if n2[i] else 0.0)
-                for k, n, k2, n2 in counts]
-
-    level = delta if test == "fixed_sequence" else delta / len(order)
+    if test == "holm":
+        level = delta / len(order)
+        prob = pass_probabilities(promises, counts, sizes, level, bnd)
     record = {"how": "threshold", "bound": bnd.name, "approximate": bnd.approximate,
               "test": test, "delta": delta, "n_candidate": int(cand.score.size),
               "n_safety": int(safe.score.size), "rules": len(rules), "path": len(order),
-              "pass_probability": pass_probability(promises, rates(order[0]), sizes, level,
-                                                   bnd)}
+              "pass_probability": float(prob[order[0]])}
     sizes_safe = _sizes(promises, safe)
 
     def held_back_p_values(idx):  # (promises, rules) p-values on the held-back rows
@@ -375,9 +393,7 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     at = tested.index(best)
     record.update(rule=rules[best].describe(), p_value=float(joint[at]),
                   p_values={p.name: float(v) for p, v in zip(promises, pv[:, at])},
-                  predicted_p_value=float(predicted[best]),
-                  rule_pass_probability=pass_probability(promises, rates(best), sizes, level,
-                                                         bnd))
+                  rule_pass_probability=float(prob[best]))
     return rules[best], record
 
 
