@@ -168,16 +168,26 @@ def _levels_up(p: Promise) -> bool:
 #: The largest level ρ of the per-group rules (a lagging group's rate up to 3× the top
 #: group's, as certified training's largest κ', :data:`safeclf.certify.KAPPA_CAP`).
 RHO_CAP = 3.0
+#: The per-group rules' levels ρ are this factor apart (31 levels from 3 down to 0.8; 12
+#: across a band [0.8, 1.25]), or closer (:data:`N_RHO_MIN`).
+RHO_STEP = (RHO_CAP / 0.8) ** (1 / 30)
+#: At least this many levels ρ (a narrow band, [0.9, 1/0.9], gets steps of 2 %).
+N_RHO_MIN = 11
+#: How many reference thresholds the per-group rules are built around (points of the global
+#: grid): with 17, a band's path on Adult jumped ~6 % of positive predictions between two
+#: references; 49 cut its error (5,000 rows, 30 seeds: 0.2001 → 0.1979; benchmarks/NOTES.md).
+N_REF = 49
 
 
-def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str, n_rho: int = 31,
-                 n_ref: int = 17) -> list[Rule]:
+def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str,
+                 n_ref: int = N_REF) -> list[Rule]:
     """Rules with a threshold per group, from the candidate part only: a reference threshold
     t (``n_ref`` points spread over the finite ``grid``) and a level ρ; the group(s) with the
     highest candidate rate R at t keep t, every other group gets the largest threshold that
-    gives it a candidate rate ≥ ρ R (never above t). ρ runs geometrically from
-    :data:`RHO_CAP` (every group far above the promise: rules that pass on few held-back rows)
-    down to κ (just at it), so the family spans the safest to the most accurate rules for
+    gives it a candidate rate ≥ ρ R (never above t). ρ runs geometrically, :data:`RHO_STEP`
+    apart, from :data:`RHO_CAP` (every group far above the promise: rules that pass on few
+    held-back rows) down to κ (just at it) — across a band, from its upper side down to its
+    lower (:func:`_rho_range`) — so the family spans the safest to the most accurate rules for
     each κ-promise about ``entry``, for any number of groups."""
     ups = [p for p in promises if _levels_up(p) and p.quantity.groups == entry]
     q = ups[0].quantity
@@ -188,7 +198,9 @@ def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str, n_rho: int 
     scores = {a: cand.score[(g == a) & among] for a in names}
     kappa = max(min((p.bound if p.quantity.kind == "ratio" else 1.0 - p.bound) for p in ups),
                 1e-3)
-    rhos = np.geomspace(*_rho_range(promises, entry, kappa), n_rho)
+    hi, lo = _rho_range(promises, entry, kappa)
+    rhos = np.geomspace(hi, lo, max(N_RHO_MIN, int(np.ceil(np.log(hi / lo) / np.log(RHO_STEP)
+                                                           - 1e-9)) + 1))
     finite = np.flatnonzero(np.isfinite(grid))
     refs = np.unique(finite[np.linspace(0, finite.size - 1, min(n_ref, finite.size)).astype(int)])
     out = []
