@@ -102,6 +102,16 @@ class Part:
         return Part(self.score[idx], self.y_pos[idx],
                     {k: np.asarray(v)[idx] for k, v in self.rows.items()})
 
+    def codes(self, entry: str) -> tuple[np.ndarray, np.ndarray]:
+        """(group names as text, each row's position among them) of the rows entry
+        ``entry``, computed once per part (every rule of a search reads them)."""
+        cache = self.__dict__.setdefault("_codes", {})
+        if entry not in cache:
+            g = np.asarray(self.rows[entry])
+            cache[entry] = np.unique(g if g.dtype.kind == "U" else g.astype(str),
+                                     return_inverse=True)
+        return cache[entry]
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -122,7 +132,11 @@ class Rule:
         return out
 
     def positive(self, part: Part) -> np.ndarray:
-        return part.score > self.thresholds(part.rows)
+        if not self.per_group:
+            return part.score > self.threshold
+        names, codes = part.codes(self.groups)
+        own = dict(self.per_group)
+        return part.score > np.array([own.get(a, self.threshold) for a in names])[codes]
 
     def describe(self) -> dict:
         out = {"threshold": self.threshold}
