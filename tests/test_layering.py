@@ -152,6 +152,14 @@ def test_every_internal_import_resolves():
     assert len(h.imports) > 300  # the walk read the package
 
 
+def test_the_house_stays_small():
+    h = house.read()
+    assert len(h.top_level()) <= 8, h.top_level()
+    big = {m: n for m, n in h.sizes().items() if n > 700}
+    assert big == {}, big
+    assert (house.PACKAGE / "py.typed").is_file()
+
+
 def test_the_old_plugin_module_still_works_with_a_warning():
     import importlib
     import sys

@@ -13,12 +13,16 @@ Procedure (``certify: {delta, fraction, how: threshold, bound, test}`` in a spec
    below (s_p(A) ≥ κ s_p(B)) and the features encode the group (:mod:`safeclf.guarantees.group_encoding`),
    rules with one threshold per group (:func:`_group_rules`: a reference threshold t and a level
    ρ from :data:`RHO_CAP` down to κ; the top group keeps t, every other group gets the
-   candidate rate ρ × the top group's), for any number of groups. Each rule gets a *predicted*
-   p-value (its candidate rates at the held-back sizes predicted from the candidate part) and a
-   candidate error. The path tested is the front of the two (:func:`_front`): by increasing
-   predicted p-value — from the safest rule — keeping a rule only if it is more accurate than
-   every rule before it, so the path runs from safe to accurate and testing stops where the
-   held-back rows stop supporting the promises.
+   candidate rate ρ × the top group's), for any number of groups. Each rule gets a
+   candidate error and a *predicted pass probability* (:func:`pass_probabilities`: the
+   chance that its held-back p-value is ≤ δ, simulated from its candidate rates with the
+   held-back part's sampling noise at its predicted sizes and the candidate rates' own). The
+   path tested is the front of the two (:func:`_front`): most likely to pass first, keeping a
+   rule only if it is more accurate than every rule before it, so the path runs from the
+   surest rule to the most accurate and testing stops where the held-back rows stop
+   supporting the promises. (Ordering by the predicted p-value at the candidate rates, as
+   before, put rules that pass about half the time — their predicted p-value floored at the
+   exact test's γ — ahead of surer ones, and the sequence stopped there.)
 4. On the held-back rows, each rule of the path gets the joint p-value of all promises (the
    largest of theirs, :func:`safeclf.guarantees.ltt.joint_p_value`); fixed-sequence testing along the path
    (or Holm's procedure over it) at level δ certifies a set of rules with family-wise error
@@ -31,12 +35,13 @@ Procedure (``certify: {delta, fraction, how: threshold, bound, test}`` in a spec
    guarantee is given); none left is no solution.
 5. No rule certified: no model (``no_solution`` with its reason), never an unsafe one. The
    record also gives the predicted probability that the path's first rule passes (that a
-   solution is found) and that the returned rule would (:func:`pass_probability`).
+   solution is found) and that the returned rule would (:func:`pass_probabilities`).
 
 Why it is valid: the training rows are i.i.d. draws from the population and the split depends on
 the seed alone, so the held-back rows are an i.i.d. sample independent of the candidate part.
-The model, the family, the predicted p-values and the path's order are functions of the
-candidate part (and of the held-back part's size, fixed by the split) only. Conditional on the
+The model, the family, the predicted pass probabilities (their simulation's seed is fixed)
+and the path's order are functions of the candidate part (and of the held-back part's size,
+fixed by the split) only. Conditional on the
 candidate part, a promise's count on the held-back rows is binomial given the number of
 held-back rows it is counted on (a rate among negatives, a group's rate), so its p-value
 (:mod:`safeclf.guarantees.ltt`) is super-uniform when the promise is violated, and the joint p-value when
@@ -62,6 +67,15 @@ from safeclf.data.task import _take
 from safeclf.errors import DataError, SafeclfError
 from safeclf.guarantees import bounds as B
 from safeclf.guarantees import ltt, trivial
+from safeclf.guarantees.certify.path import (  # noqa: F401  (tests and callers use them here)
+    PASS_DRAWS,
+    RHO_CAP,
+    _front,
+    _grid,
+    _rho_range,
+    _threshold_for_rate,
+    pass_probabilities,
+)
 from safeclf.guarantees.promises import Evidence, Promise, rate_evidence
 from safeclf.guarantees.promises import sizes as promise_sizes
 
@@ -97,6 +111,16 @@ class Part:
         return Part(self.score[idx], self.y_pos[idx],
                     {k: np.asarray(v)[idx] for k, v in self.rows.items()})
 
+    def codes(self, entry: str) -> tuple[np.ndarray, np.ndarray]:
+        """(group names as text, each row's position among them) of the rows entry
+        ``entry``, computed once per part (every rule of a search reads them)."""
+        cache = self.__dict__.setdefault("_codes", {})
+        if entry not in cache:
+            g = np.asarray(self.rows[entry])
+            cache[entry] = np.unique(g if g.dtype.kind == "U" else g.astype(str),
+                                     return_inverse=True)
+        return cache[entry]
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -117,31 +141,17 @@ class Rule:
         return out
 
     def positive(self, part: Part) -> np.ndarray:
-        return part.score > self.thresholds(part.rows)
+        if not self.per_group:
+            return part.score > self.threshold
+        names, codes = part.codes(self.groups)
+        own = dict(self.per_group)
+        return part.score > np.array([own.get(a, self.threshold) for a in names])[codes]
 
     def describe(self) -> dict:
         out = {"threshold": self.threshold}
         if self.per_group:
             out["per_group"] = {g: t for g, t in self.per_group}
         return out
-
-
-def _grid(score: np.ndarray, n: int) -> np.ndarray:
-    """Candidate global thresholds: midpoints between the scores' quantiles, and ±inf."""
-    q = np.unique(np.quantile(score, np.linspace(0, 1, n + 1)))
-    mids = (q[:-1] + q[1:]) / 2 if q.size > 1 else q
-    return np.concatenate([[-np.inf], mids, [np.inf]])
-
-
-def _threshold_for_rate(score: np.ndarray, rate: float) -> float:
-    """The largest threshold putting at least ``rate`` of ``score`` above it."""
-    if score.size == 0:
-        return np.inf
-    k = int(np.ceil(rate * score.size - 1e-9))
-    if k <= 0:
-        return float(np.max(score))
-    s = np.sort(score)[::-1]
-    return float(s[k - 1] - 1e-12 * max(1.0, abs(s[k - 1]))) if k <= s.size else -np.inf
 
 
 def group_entry(promises) -> str | None:
@@ -160,19 +170,26 @@ def _levels_up(p: Promise) -> bool:
     return held_up and q.event == "predicted_positive"
 
 
-#: The largest level ρ of the per-group rules (a lagging group's rate up to 3× the top
-#: group's, as certified training's largest κ', :data:`safeclf.guarantees.certify.training.KAPPA_CAP`).
-RHO_CAP = 3.0
+#: The per-group rules' levels ρ are this factor apart (31 levels from 3 down to 0.8; 12
+#: across a band [0.8, 1.25]), or closer (:data:`N_RHO_MIN`).
+RHO_STEP = (RHO_CAP / 0.8) ** (1 / 30)
+#: At least this many levels ρ (a narrow band, [0.9, 1/0.9], gets steps of 2 %).
+N_RHO_MIN = 11
+#: How many reference thresholds the per-group rules are built around (points of the global
+#: grid): with 17, a band's path on Adult jumped ~6 % of positive predictions between two
+#: references; 49 cut its error (5,000 rows, 30 seeds: 0.2001 → 0.1979; benchmarks/NOTES.md).
+N_REF = 49
 
 
-def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str, n_rho: int = 31,
-                 n_ref: int = 17) -> list[Rule]:
+def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str,
+                 n_ref: int = N_REF) -> list[Rule]:
     """Rules with a threshold per group, from the candidate part only: a reference threshold
     t (``n_ref`` points spread over the finite ``grid``) and a level ρ; the group(s) with the
     highest candidate rate R at t keep t, every other group gets the largest threshold that
-    gives it a candidate rate ≥ ρ R (never above t). ρ runs geometrically from
-    :data:`RHO_CAP` (every group far above the promise: rules that pass on few held-back rows)
-    down to κ (just at it), so the family spans the safest to the most accurate rules for
+    gives it a candidate rate ≥ ρ R (never above t). ρ runs geometrically, :data:`RHO_STEP`
+    apart, from :data:`RHO_CAP` (every group far above the promise: rules that pass on few
+    held-back rows) down to κ (just at it) — across a band, from its upper side down to its
+    lower (:func:`_rho_range`) — so the family spans the safest to the most accurate rules for
     each κ-promise about ``entry``, for any number of groups."""
     ups = [p for p in promises if _levels_up(p) and p.quantity.groups == entry]
     q = ups[0].quantity
@@ -183,7 +200,9 @@ def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str, n_rho: int 
     scores = {a: cand.score[(g == a) & among] for a in names}
     kappa = max(min((p.bound if p.quantity.kind == "ratio" else 1.0 - p.bound) for p in ups),
                 1e-3)
-    rhos = np.geomspace(*_rho_range(promises, entry, kappa), n_rho)
+    hi, lo = _rho_range(promises, entry, kappa)
+    rhos = np.geomspace(hi, lo, max(N_RHO_MIN, int(np.ceil(np.log(hi / lo) / np.log(RHO_STEP)
+                                                           - 1e-9)) + 1))
     finite = np.flatnonzero(np.isfinite(grid))
     refs = np.unique(finite[np.linspace(0, finite.size - 1, min(n_ref, finite.size)).astype(int)])
     out = []
@@ -198,28 +217,6 @@ def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str, n_rho: int 
                          min(t, _threshold_for_rate(scores[a], rho * top))) for a in names)
             out.append(Rule(t, per, entry))
     return list(dict.fromkeys(out))
-
-
-def _rho_range(promises, entry: str, kappa: float) -> tuple[float, float]:
-    """(largest, smallest) level ρ of the per-group rules: from :data:`RHO_CAP` (or 1/κ) down
-    to κ; where a promise also bounds the ratio from above (a band, s_p(A) ≤ u·s_p(B)), from
-    min(u, cap) down to max(κ, 1/u), since a lagging group set to ρ times the top group's rate
-    makes the ratio ρ or 1/ρ, whichever group lags (a pair held ≥ κ in both orders,
-    ``compare: worst_pair``, is such a band with u = 1/κ)."""
-    ratios = [p for p in promises if p.quantity.kind == "ratio" and p.quantity.groups == entry
-              and p.quantity.event == "predicted_positive"]
-    uppers = [p.bound for p in ratios if p.sense == "<="]
-    # a pair held from below in both orders (compare: worst_pair) is a band on each order:
-    # s_p(A) ≥ κ s_p(B) and s_p(B) ≥ κ s_p(A) bound the ratio A/B by 1/κ from above
-    pairs = {(p.quantity.protected, p.quantity.privileged): p.bound for p in ratios
-             if p.sense == ">=" and p.quantity.protected is not None}
-    uppers += [1.0 / b for (a, c), b in pairs.items() if (c, a) in pairs and b > 0]
-    if not uppers:
-        return max(RHO_CAP, 1.0 / kappa), kappa
-    u = min(uppers)
-    hi = max(min(RHO_CAP, u), kappa)
-    lo = max(kappa, 1.0 / u) if 1.0 / u <= hi else kappa
-    return hi, lo
 
 
 def _counts(promises, part: Part, rules) -> list[tuple[np.ndarray, ...]]:
@@ -260,48 +257,6 @@ def _p_values(p, k, n, k2, n2, bnd, **kw) -> np.ndarray:
                                   **kw)[0] for i in range(n.size)])
 
 
-def _predicted_p_values(promises, counts, scale: float, bnd) -> np.ndarray:
-    """Each rule's joint p-value if the held-back part showed the candidate rates at the
-    candidate sizes scaled by ``scale`` (held-back rows / candidate rows; a ranking, not a
-    test)."""
-    joint = np.zeros(counts[0][0].shape)
-    for p, (k, n, k2, n2) in zip(promises, counts, strict=True):
-        rate = np.divide(k, n, out=np.zeros_like(k), where=n > 0)
-        rate2 = np.divide(k2, n2, out=np.zeros_like(k2), where=n2 > 0)
-        m, m2 = np.round(n * scale), np.round(n2 * scale)
-        pv = _p_values(p, np.round(rate * m), m, np.round(rate2 * m2), m2, bnd, predict=True)
-        joint = np.maximum(joint, pv)
-    return joint
-
-
-def pass_probability(promises, rates, sizes, delta: float, bnd, draws: int = 2000,
-                     seed: int = 0) -> float:
-    """The probability that a rule passes the test at ``delta`` when its held-back counts are
-    binomial at ``rates`` (per promise, (rate, rate2)) with ``sizes``: the share of ``draws``
-    simulated held-back parts whose joint p-value is ≤ δ (the promises' counts drawn
-    independently; a prediction for the record, not part of any guarantee)."""
-    rng = np.random.default_rng(seed)
-    passed = np.ones(draws, bool)
-    for p, (r, r2), s in zip(promises, rates, sizes, strict=True):
-        k = rng.binomial(s.n, min(max(r, 0.0), 1.0), draws) if s.n else np.zeros(draws)
-        k2 = rng.binomial(s.n2, min(max(r2, 0.0), 1.0), draws) if s.n2 else np.zeros(draws)
-        passed &= ltt.rejects(p, k, s.n, k2, s.n2 or 0, delta, bnd, predict=True)
-    return float(np.mean(passed))
-
-
-def _front(predicted, errors) -> list[int]:
-    """The path fixed-sequence testing walks: the rules on the front of (predicted p-value,
-    candidate error), in increasing predicted p-value (safest first); a rule is on it only if
-    its error is below that of every rule before it (a rule dominated in both could only end
-    the sequence early, and is never the best certified)."""
-    out, best = [], np.inf
-    for i in sorted(range(len(errors)), key=lambda i: (predicted[i], errors[i])):
-        if errors[i] < best:
-            out.append(i)
-            best = errors[i]
-    return out
-
-
 def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound: str = B.DEFAULT,
            per_group: bool = True, test: str = "fixed_sequence", n_thresholds: int = 100,
            allow_degenerate: bool = False) -> tuple[Rule | None, dict]:
@@ -322,25 +277,22 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     # everything that orders the rules comes from the candidate part alone
     sizes = predicted_sizes(promises, cand, safe.score.size)
     counts = _counts(promises, cand, rules)
-    predicted = _predicted_p_values(promises, counts, safe.score.size / max(1, cand.score.size),
-                                    bnd)
+    level = delta  # fixed-sequence testing's; Holm's is δ over the path's length, below
+    prob = pass_probabilities(promises, counts, sizes, delta, bnd)
     # safeclf.guarantees.trivial: rules giving one class to (almost) every candidate row are not tested
     usable = list(range(len(rules))) if allow_degenerate else \
         trivial.path_rules([r.positive(cand) for r in rules])
-    order = [usable[j] for j in _front(predicted[usable], [errors[i] for i in usable])]
+    order = [usable[j] for j in _front(prob[usable], [errors[i] for i in usable])]
     if not order:
         return None, {"how": "threshold", "delta": delta, "reason": trivial.NO_PATH}
 
-    def rates(i):
-        return [(k[i] / n[i] if n[i] else 0.0, k2[i] / n2[i] if n2[i] else 0.0)
-                for k, n, k2, n2 in counts]
-
-    level = delta if test == "fixed_sequence" else delta / len(order)
+    if test == "holm":
+        level = delta / len(order)
+        prob = pass_probabilities(promises, counts, sizes, level, bnd)
     record = {"how": "threshold", "bound": bnd.name, "approximate": bnd.approximate,
               "test": test, "delta": delta, "n_candidate": int(cand.score.size),
               "n_safety": int(safe.score.size), "rules": len(rules), "path": len(order),
-              "pass_probability": pass_probability(promises, rates(order[0]), sizes, level,
-                                                   bnd)}
+              "pass_probability": float(prob[order[0]])}
     sizes_safe = _sizes(promises, safe)
 
     def held_back_p_values(idx):  # (promises, rules) p-values on the held-back rows
@@ -388,9 +340,7 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     at = tested.index(best)
     record.update(rule=rules[best].describe(), p_value=float(joint[at]),
                   p_values={p.name: float(v) for p, v in zip(promises, pv[:, at])},
-                  predicted_p_value=float(predicted[best]),
-                  rule_pass_probability=pass_probability(promises, rates(best), sizes, level,
-                                                         bnd))
+                  rule_pass_probability=float(prob[best]))
     return rules[best], record
 
 
