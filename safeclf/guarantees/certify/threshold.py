@@ -471,7 +471,7 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     >>> model.fit(X, y).predict(X[:5])
     array([1, 0, 1, 1, 1])
     >>> round(model.rule_.threshold, 3)
-    0.487
+    -0.652
     """
 
     _parameter_constraints: dict = {}
