@@ -306,7 +306,10 @@ def pass_probabilities(promises, counts, sizes, level: float, bnd, draws: int = 
     for p, (k, n, k2, n2), s in zip(promises, counts, sizes, strict=True):
         drawn = []
         for side, kk, nn, ns in ((0, k, n, s.n), (1, k2, n2, s.n2 or 0)):
-            z = shocks.setdefault((p.quantity, side), rng.standard_normal(draws))
+            key = (repr(p.quantity), side)  # the rows it counts (a Quantity may hold a dict)
+            if key not in shocks:
+                shocks[key] = rng.standard_normal(draws)
+            z = shocks[key]
             if not ns:
                 drawn.append(np.zeros((kk.size, draws)))
                 continue
