@@ -119,43 +119,12 @@ def safeclf_fair(task, seed, method="logreg"):
 
 
 def seldonian_fair(task, seed, iters):
-    """The engine's logistic regression under its tutorial's disparate-impact constraint."""
-    from seldonian.dataset import SupervisedDataSet, SupervisedMetaData
-    from seldonian.models import objectives
-    from seldonian.models.models import BinaryLogisticRegressionModel
-    from seldonian.parse_tree.parse_tree import make_parse_trees_from_constraints
-    from seldonian.seldonian_algorithm import SeldonianAlgorithm
-    from seldonian.spec import SupervisedSpec
-    from seldonian.utils.stats_utils import default_supervised_initial_solution_fn
-
+    """The engine's logistic regression under its tutorial's disparate-impact constraint
+    (:func:`band_seldonian` with the two groups of ``task``, at κ = KAPPA)."""
     X = np.asarray(task.train.X, dtype=float)
     y = (np.asarray(task.train.y) == np.unique(task.train.y)[-1]).astype(int)
     g = np.asarray(task.train.rows["groups"]).astype(str)
-    priv = str(task.info["privileged_group"])
-    sens = np.c_[(g == priv), (g != priv)].astype(int)
-    names = [f"x{i}" for i in range(X.shape[1])]
-    meta = SupervisedMetaData("classification", names + ["M", "F", "y"], names, ["y"],
-                              ["M", "F"])
-    data = SupervisedDataSet(X, y, sens, len(y), meta)
-    trees = make_parse_trees_from_constraints(
-        [f"min((PR | [M])/(PR | [F]),(PR | [F])/(PR | [M])) >= {KAPPA}"], [DELTA],
-        sub_regime="classification", columns=["M", "F"])
-    np.random.seed(seed)
-    spec = SupervisedSpec(
-        dataset=data, model=BinaryLogisticRegressionModel(), parse_trees=trees,
-        sub_regime="classification", frac_data_in_safety=0.6,
-        primary_objective=objectives.binary_logistic_loss,
-        initial_solution_fn=default_supervised_initial_solution_fn,
-        optimization_hyperparams={"lambda_init": 1.0, "alpha_theta": 0.01, "alpha_lamb": 0.01,
-                                  "beta_velocity": 0.9, "beta_rmsprop": 0.95,
-                                  "use_batches": False, "num_iters": iters,
-                                  "gradient_library": "autograd", "hyper_search": None,
-                                  "verbose": False})
-    passed, theta = SeldonianAlgorithm(spec).run()
-    if not passed:
-        return None
-    proba = BinaryLogisticRegressionModel().predict(theta, np.asarray(task.test.X, float))
-    return proba >= 0.5
+    return band_seldonian(X, y, g, np.asarray(task.test.X, float), seed, KAPPA, iters)
 
 
 def three_groups(n: int, seed: int, shares=(0.55, 0.3, 0.15), rates=(0.45, 0.3, 0.35)):
