@@ -384,9 +384,7 @@ def certified_promises(promises: list[Promise], delta: float, record: dict) -> l
            f"{record['bound']} p-values) on {record['n_safety']} held-back training rows")
     approx = "; approximate: the t-test bound's coverage is not guaranteed" \
         if record.get("approximate") else ""
-    reads = record.get("reads_group", "")
-    blind = "; the decision does not read the group" if reads.startswith("no") else \
-        "; the decision reads the group" if reads.startswith("yes") else ""
+    blind = decision_rule(record.get("reads_group", ""))
     return [replace(p, kind="high_confidence", delta=delta,
                     statement=p.statement.replace("(training data)", "").strip()
                     + f" (population), with probability ≥ {1 - delta:g}"
@@ -395,6 +393,22 @@ def certified_promises(promises: list[Promise], delta: float, record: dict) -> l
                     note=f"all {len(promises)} promises hold jointly with probability ≥ "
                          f"{1 - delta:g}{approx}")
             for p in promises]
+
+
+def decision_rule(reads: str) -> str:
+    """What a certified statement says of its decision rule, from the certificate's
+    ``reads_group`` (:meth:`CertifiedClassifier.reads_group`): a threshold per group or one
+    threshold for everyone, and whether the decision reads the group."""
+    if reads.startswith("yes: a threshold per group"):
+        return "; a threshold per group: the decision reads the group"
+    if reads.startswith("yes"):
+        return ("; one threshold for every group, but the decision reads the group through "
+                "the model's features")
+    if reads.startswith("no: group-blind"):
+        return "; one threshold for every group, group-blind: the decision does not read the group"
+    if reads.startswith("no"):
+        return "; one threshold for every group: the decision does not read the group"
+    return ""
 
 
 def split_rows(n: int, fraction: float, seed: int):
