@@ -60,7 +60,7 @@ figcaption{color:var(--muted);font-size:12px;text-align:center}
 details summary{cursor:pointer;color:var(--accent)}
 .fits{overflow-x:auto;max-width:100%}table.fit{display:table;width:100%;table-layout:auto}
 table.fit td{overflow-wrap:break-word}table.fit td.statement{min-width:18em}
-table.fit td.name{min-width:9em;max-width:16em}table.fit td.short{white-space:pre-line}
+table.fit td.name{min-width:9em;max-width:16em}table.fit td.lines{white-space:nowrap}
 table.fit td.num{white-space:normal}
 .source{color:var(--muted);font-size:11.5px;margin-top:2px}
 """
@@ -136,8 +136,8 @@ def _degenerate_section(rows) -> str:
 #: heading, CSS class of its cells); a column every row leaves empty is not shown.
 _PROMISE_COLUMNS = [("model", "model", "name"), ("statement", "promise", "statement"),
                     ("kind", "kind", "short"), ("estimate", "estimate", "num"),
-                    ("interval", "interval", "short"), ("n", "test rows", "short"),
-                    ("verdicts", "verdicts", "short"), ("n_needed", "n needed", "num"),
+                    ("interval", "interval", "lines"), ("n", "test rows", "lines"),
+                    ("verdicts", "verdicts", "lines"), ("n_needed", "n needed", "num"),
                     ("failure_rate", "failure rate", "num"),
                     ("train_verdicts", "training check", "short"),
                     ("degenerate", "degenerate", "statement")]
@@ -158,6 +158,8 @@ def _promise_table(summary) -> str:
         cells = []
         for c, _, css in shown:
             text = "" if row[c] is None or row[c] != row[c] else str(row[c])
+            if css == "lines":  # short lines, each kept whole
+                text = text.replace(" over ", "\nover ").replace(", ", "\n")
             html = "<br>".join(escape(line) for line in text.splitlines())
             if c in ("kind", "model"):
                 html = html.replace("_", "_<wbr>")

@@ -313,7 +313,7 @@ def print_table(console, results: list[dict]) -> None:
         table = Table(title="Promises (test split)", title_justify="left", box=box.SIMPLE_HEAD,
                       padding=(0, 1), pad_edge=False, expand=True)
         for i, (name, most) in enumerate(zip(["model", "promise", "estimate", "test rows",
-                                              "verdict"], [22, None, 16, 18, 18])):
+                                              "verdict"], [22, None, 16, 16, 16])):
             if most is None:  # the statement takes what the others leave
                 table.add_column(name, ratio=1, min_width=20)
                 continue
@@ -323,7 +323,7 @@ def print_table(console, results: list[dict]) -> None:
             table.add_row(*c)
         console.print(table)
         console.print("interval: at the spec's confidence (over several jobs, the lowest lower "
-                      "to the highest upper limit); failure rates and sources: promises.md",
+                      "to the highest upper limit); δ, failure rates and sources: promises.md",
                       markup=False, highlight=False)
     without = s[s["kind"] == "none"]
     if not without.empty:
@@ -342,11 +342,12 @@ def _console_cells(row) -> list:
     verdict = Text(row.verdicts.replace(", ", "\n"), style=_style(row.verdicts))
     if row.n_needed:
         verdict.append(f"\nneeds {row.n_needed.removeprefix('median ')}\ntest rows"
-                       + (" (median)" if row.n_needed.startswith("median") else ""))
+                       + (" (med.)" if row.n_needed.startswith("median") else ""))
     if row.train_verdicts:
         verdict.append(f"\ntraining check:\n{row.train_verdicts}")
-    return [Text(model), Text(f"{row.statement} [{row.kind}]"), Text(estimate), Text(row.n),
-            verdict]
+    # a high-confidence statement says its probability; the other kinds are named
+    kind = "" if row.kind.startswith("high_confidence") else f" [{row.kind}]"
+    return [Text(model), Text(row.statement + kind), Text(estimate), Text(row.n), verdict]
 
 
 def _style(verdicts: str) -> str:

@@ -393,7 +393,7 @@ def summary_table(frame, metrics: list[str] | None = None):
 
     if frame.empty:
         return pd.DataFrame()
-    metrics = metrics or metric_columns(frame)
+    metrics = metric_columns(frame) if metrics is None else metrics
     keys = ["dataset", "method", "params"]
     varying = varying_by_method(frame)
     frame = frame.reset_index(drop=True)  # group indexes are then row positions
@@ -559,11 +559,18 @@ def family_tables(frame, spec=None) -> dict[str, tuple[list[str], Any]]:
     for family in dict.fromkeys(families):
         rows = frame[families == family]
         by_columns: dict[tuple, list[str]] = {}
+        without = []  # methods with no model at all: beside the first of their family
         for method in dict.fromkeys(rows["method"]):
             ok = ok_rows(rows[rows["method"] == method])
+            if ok.empty:
+                without.append(method)
+                continue
             own = tuple(c for c in dict.fromkeys(named)
-                        if c in available and ok[c].notna().any()) if not ok.empty else ()
+                        if c in available and ok[c].notna().any())
             by_columns.setdefault(own, []).append(method)
+        if not by_columns:
+            by_columns[()] = []
+        by_columns[next(iter(by_columns))] += without
         if len(by_columns) == 1:
             out[family] = (list(next(iter(by_columns))), rows)
             continue
