@@ -266,6 +266,18 @@ def test_readme_is_a_short_front_door():
     assert "More" in re.findall(r"^## (.+)$", text, re.M)
 
 
+def test_readme_spec_is_the_quickstart_make_run_runs():
+    """The README's 30-second spec is ``configs/quickstart.yaml``, which ``make run`` runs."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## In 30 seconds", 1)[1].split("\n## ", 1)[0]
+    shown = [yaml.safe_load(code) for lang, code in FENCE.findall(section) if lang == "yaml"]
+    quickstart = ROOT / "configs" / "quickstart.yaml"
+    assert shown == [yaml.safe_load(quickstart.read_text(encoding="utf-8"))]
+    makefile = (ROOT / "Makefile").read_text()
+    run = re.search(r"^run:.*?(?=^\S|\Z)", makefile, re.M | re.S).group(0)
+    assert "safeclf run configs/quickstart.yaml" in run
+
+
 def test_every_readme_figure_names_its_page_and_command():
     """A figure (a decimal, or 'k of n') sits beside a link to the docs page that states it and a
     command that reproduces it; the page states the figure and names that command."""
