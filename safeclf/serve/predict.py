@@ -97,7 +97,7 @@ def predict_file(folder: Path, job: str | None, data: Path, out: Path,
     import pandas as pd
 
     from safeclf._utils.paths import not_overwriting, require_file, writable_file
-    from safeclf.serve.new_rows import encode
+    from safeclf.serve.new_rows import as_written, encode
     from safeclf.store.folder import WriteError, atomic_write_all
 
     writable_file(out, "--out")
@@ -152,7 +152,7 @@ def predict_file(folder: Path, job: str | None, data: Path, out: Path,
         if score.ndim == 1:
             result["score"] = score
     writes = [(Path(target), text, flag) for target, text, flag in (
-        (out, result.to_csv(index=False), "--out"),
+        (out, as_written(result).to_csv(index=False), "--out"),
         (bad_rows, rows.bad.to_csv(index=False), "--bad-rows")) if target is not None]
     try:  # both files or neither: the bad rows are not written when the predictions cannot be
         atomic_write_all([(target, text) for target, text, _ in writes])
