@@ -10,6 +10,7 @@ from group_data import two_groups
 
 from safeclf.data.task import Part, Task
 from safeclf.guarantees import promises as P
+from safeclf.guarantees.bounds import BOUNDS
 from safeclf.guarantees.certify import certified_fit
 from safeclf.guarantees.certify import training as C
 
@@ -130,7 +131,7 @@ def test_certified_ramp_with_lam_auto_chooses_a_lam_by_its_predicted_safety_test
 # -- moved from test_promises: tightening, pass and no solution -------------------------------
 def test_tightening_leaves_room_for_the_safety_test():
     t = C.tightened_rate(0.1, "<=", 1000, 0.05)
-    h = P.clopper_pearson_upper(t * 1000, 1000, 0.05) - t
+    h = BOUNDS["clopper_pearson"].upper(t * 1000, 1000, 0.05) - t
     assert t < 0.1 and t + 2 * h == pytest.approx(0.1, abs=1e-6)
     t2 = C.tightened_rate(0.9, ">=", 1000, 0.05)
     assert t2 > 0.9
