@@ -301,7 +301,6 @@ def print_table(console, results: list[dict]) -> None:
     wider view (failure rate, source, degenerate models) is in promises.md and report.html."""
     from rich import box
     from rich.table import Table
-    from rich.text import Text
 
     frame = promises_frame(results)
     if frame.empty:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from cli.test_bad_inputs import BASE, _csv, run_and_validate
 
 #: Groups named yes / no (a membership column): words YAML reads as booleans unquoted.
