@@ -158,8 +158,10 @@ def _promise_table(summary) -> str:
         cells = []
         for c, _, css in shown:
             text = "" if row[c] is None or row[c] != row[c] else str(row[c])
-            if css == "lines":  # short lines, each kept whole
-                text = text.replace(" over ", "\nover ").replace(", ", "\n")
+            if c == "interval":  # short lines, each kept whole
+                text = text.replace(" over ", "\nover ")
+            elif c == "verdicts":
+                text = text.replace(", ", "\n")
             html = "<br>".join(escape(line) for line in text.splitlines())
             if c in ("kind", "model"):
                 html = html.replace("_", "_<wbr>")
