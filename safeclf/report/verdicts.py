@@ -316,7 +316,8 @@ def print_table(console, results: list[dict]) -> None:
             if most is None:  # the statement takes what the others leave
                 table.add_column(name, ratio=1, min_width=20)
                 continue
-            longest = max(len(line) for c in cells for line in c[i].plain.splitlines())
+            longest = max((len(line) for c in cells for line in c[i].plain.splitlines()),
+                          default=0)  # every job without a model: no estimate at all
             table.add_column(name, width=max(len(name), min(longest, most)), overflow="fold")
         for c in cells:
             table.add_row(*c)
