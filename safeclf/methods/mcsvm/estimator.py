@@ -90,7 +90,9 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
     max_iter : int
         Outer iterations of the dual solver.
     cache_size : float
-        Kernel cache bound in MiB (default 1024 = 1 GiB), shared by all τ blocks.
+        Kernel cache bound in MiB, shared by all τ blocks (default 200, scikit-learn SVC's):
+        rows the cache cannot hold are recomputed, which on a few features is cheaper than
+        holding them (benchmarks/mcsvm.py, benchmarks/NOTES.md).
     working_set : int or None
         Points per decomposition subproblem; None (the default): the whole problem, the
         kernel rows read through the bounded cache (least recently used rows recomputed when
@@ -141,7 +143,7 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
     def __init__(self, kernel="linear", eta=1.0, tau=None, n_tau=9, degree=3, gamma="scale",
                  coef0=1.0, calibration="probabilistic_scaling", epsilon=0.05, delta=0.05,
                  quantile_bound="fpr", solver="auto", tol=1e-3, max_iter=10_000,
-                 cache_size=1024.0, working_set=None, guarantee_draws=0, random_state=None):
+                 cache_size=200.0, working_set=None, guarantee_draws=0, random_state=None):
         self.kernel = kernel
         self.eta = eta
         self.tau = tau
