@@ -29,6 +29,19 @@ def print_jobs(console, jobs) -> None:
     console.print(table)
 
 
+def print_compile_time(console, results) -> None:
+    """One line with the seconds numba spent compiling over the run's jobs (each worker's
+    first fit of a method with compiled code pays them unless numba's cache holds the code;
+    ``make install`` fills it) and the cache folder; nothing when no job used compiled code."""
+    seconds = [r.compile_seconds for r in results if r.compile_seconds is not None]
+    if seconds:
+        from safeclf._utils import jit
+
+        console.print(f"numba: {sum(seconds):.1f} s compiling in {len(seconds)} job(s), "
+                      f"{max(seconds):.1f} s in the longest (cache: {jit.cache_dir()})",
+                      highlight=False, markup=False)
+
+
 def print_outcome(console, outcome) -> None:
     """The summary table, failures, expectation verdicts and the run folder."""
     from safeclf.store.folder import summary_table
@@ -49,6 +62,7 @@ def print_outcome(console, outcome) -> None:
 
         by_group.print_table(console, [r.to_record() for r in outcome.results])
     print_degenerate(console, outcome.results)
+    print_compile_time(console, outcome.results)
     failures = [r for r in outcome.results if r.failed]
     if failures:
         from rich.markup import escape
