@@ -69,8 +69,8 @@ class JobResult:
         Wall time of ``fit`` and of predicting and measuring every part.
     compile_seconds : float or None
         Seconds numba spent compiling while the job ran (a worker's first fit of a method
-        with compiled code, when numba's cache did not hold it); None when no compiled code
-        was loaded.
+        with compiled code, when numba's cache did not hold it); None when the process had
+        not imported numba (:mod:`safeclf._utils.jit`).
     solver_status : str or None
         The estimator's ``solver_status_`` (see :mod:`safeclf.methods._solvers.status`), when it has one.
     n_iter : int or None
