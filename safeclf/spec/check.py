@@ -48,8 +48,24 @@ def load_spec(path: str | Path, profile: str | None = None, check_names: bool = 
     spec = parse(data)
     if check_names:
         check(spec)
+        check_sources(spec)
         resolve_paths(spec, Path(path).resolve().parent)
     return spec
+
+
+def check_sources(spec: Spec) -> None:
+    """Every expectation of a spec the user gives says where its reference comes from
+    (``source``); a run folder's stored spec from before ``source`` existed is read without
+    this check (it is a record, not a request)."""
+    from safeclf.spec.schema import SOURCE_KINDS
+
+    for i, e in enumerate(spec.expect):
+        if e.source is None:
+            raise SpecError(
+                f"expect[{i}].source is required: say where the reference comes from, one of "
+                f"{', '.join(SOURCE_KINDS)} (paper, figure and report with where: the page, "
+                "table, equation or figure), e.g. source: {kind: paper, where: \"Table 2\"} "
+                "or source: project")
 
 
 def path_params(dataset: str) -> list[str]:
