@@ -101,7 +101,9 @@ def _condition_text(e: Expectation, rhs_value: float | None) -> str:
     op, target = e.condition
     if op == "paper":
         word = {"within": "±", "at_most": "+", "at_least": "−"}[e.compare]
-        return f"paper {target:g} {word} {e.tolerance:g}"
+        # the reference named for where it comes from: not "paper" for our own figure
+        whose = "paper" if e.source is None or e.source.kind in CITED_KINDS else "reference"
+        return f"{whose} {target:g} {word} {e.tolerance:g}"
     if isinstance(target, Selection):
         sel = [f"{k}={v}" for k, v in (("method", target.method), ("dataset", target.dataset)) if v]
         sel += [f"{k}={v}" for k, v in target.where.items()]

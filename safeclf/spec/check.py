@@ -136,6 +136,7 @@ def check(spec: Spec) -> None:
     for i, m in enumerate(spec.methods):
         plugin = registry.get_method(m.method, f"methods[{i}].method")
         for point in grid_points(m.params, f"methods[{i}].params"):
+            _check_installed(plugin, point, f"methods[{i}]")
             plugin.check_params(point, f"methods[{i}].params")
         if m.promises is not None:
             from safeclf.guarantees import declared
@@ -346,6 +347,22 @@ def _check_metric_names(spec: Spec) -> None:
         extra = p.model_extra or {}
         for key in BUILTIN_PLOT_KEYS.get(p.kind, ()):
             verify(f"plots[{i}].{key}", extra.get(key), extra.get("methods"))
+
+
+def _check_installed(plugin, params, where: str) -> None:
+    """The optional packages the plugin needs for ``params`` are installed; otherwise one line
+    naming the extra that installs them (before anything is read or run)."""
+    import importlib.util
+
+    for module, extra in plugin.requires(params).items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a broken parent package, a module without spec
+            found = False
+        if not found:
+            raise SpecError(f"{where}: method '{plugin.name}' needs the {module} package, which "
+                            f"is not installed: install the {extra} extra (pip install "
+                            f"'safeclf[{extra}]')")
 
 
 def _check_certify(m: MethodEntry, plugin, where: str) -> None:
