@@ -102,7 +102,8 @@ def _condition_text(e: Expectation, rhs_value: float | None) -> str:
     if op == "paper":
         word = {"within": "±", "at_most": "+", "at_least": "−"}[e.compare]
         # the reference named for where it comes from: not "paper" for our own figure
-        whose = "paper" if e.source is None or e.source.kind in CITED_KINDS else "reference"
+        whose = "paper" if e.source is None else (
+            e.source.kind if e.source.kind in CITED_KINDS else "reference")
         return f"{whose} {target:g} {word} {e.tolerance:g}"
     if isinstance(target, Selection):
         sel = [f"{k}={v}" for k, v in (("method", target.method), ("dataset", target.dataset)) if v]
@@ -199,13 +200,6 @@ def source_line(verdicts) -> str:
     checks true by construction (the console, the report and ``make reproduce`` print it)."""
     counts = by_source(verdicts)
     return "by source: " + " · ".join(f"{k} {m}/{n}" for k, (m, n) in counts.items())
-
-
-def cited_met(verdicts) -> tuple[int, int]:
-    """``(met, stated)`` over the expectations whose reference is the paper's or report's
-    (:data:`~safeclf.spec.schema.CITED_KINDS`)."""
-    counts = by_source(verdicts)
-    return (sum(counts[k][0] for k in CITED_KINDS), sum(counts[k][1] for k in CITED_KINDS))
 
 
 def write(run_dir: Path, verdicts: list[dict]) -> None:
