@@ -194,9 +194,6 @@ class Source(_Strict):
                              "equation, figure or section it is read from")
         return self
 
-    def text(self) -> str:
-        return f"{self.kind}: {self.where}" if self.where else self.kind
-
 
 class Expectation(_Strict):
     """One condition on the metrics table. ``source`` says where its reference comes from
