@@ -48,8 +48,24 @@ def load_spec(path: str | Path, profile: str | None = None, check_names: bool = 
     spec = parse(data)
     if check_names:
         check(spec)
+        check_sources(spec)
         resolve_paths(spec, Path(path).resolve().parent)
     return spec
+
+
+def check_sources(spec: Spec) -> None:
+    """Every expectation of a spec the user gives says where its reference comes from
+    (``source``); a run folder's stored spec from before ``source`` existed is read without
+    this check (it is a record, not a request)."""
+    from safeclf.spec.schema import SOURCE_KINDS
+
+    for i, e in enumerate(spec.expect):
+        if e.source is None:
+            raise SpecError(
+                f"expect[{i}].source is required: say where the reference comes from, one of "
+                f"{', '.join(SOURCE_KINDS)} (paper, figure and report with where: the page, "
+                "table, equation or figure), e.g. source: {kind: paper, where: \"Table 2\"} "
+                "or source: project")
 
 
 def path_params(dataset: str) -> list[str]:
@@ -120,6 +136,7 @@ def check(spec: Spec) -> None:
     for i, m in enumerate(spec.methods):
         plugin = registry.get_method(m.method, f"methods[{i}].method")
         for point in grid_points(m.params, f"methods[{i}].params"):
+            _check_installed(plugin, point, f"methods[{i}]")
             plugin.check_params(point, f"methods[{i}].params")
         if m.promises is not None:
             from safeclf.guarantees import declared
@@ -330,6 +347,22 @@ def _check_metric_names(spec: Spec) -> None:
         extra = p.model_extra or {}
         for key in BUILTIN_PLOT_KEYS.get(p.kind, ()):
             verify(f"plots[{i}].{key}", extra.get(key), extra.get("methods"))
+
+
+def _check_installed(plugin, params, where: str) -> None:
+    """The optional packages the plugin needs for ``params`` are installed; otherwise one line
+    naming the extra that installs them (before anything is read or run)."""
+    import importlib.util
+
+    for module, extra in plugin.requires(params).items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a broken parent package, a module without spec
+            found = False
+        if not found:
+            raise SpecError(f"{where}: method '{plugin.name}' needs the {module} package, which "
+                            f"is not installed: install the {extra} extra (pip install "
+                            f"'safeclf[{extra}]')")
 
 
 def _check_certify(m: MethodEntry, plugin, where: str) -> None:

@@ -101,6 +101,22 @@ CASES = [
     ("unknown-profile", BASE + "profiles: {ci: {seeds: 1}}\n", ["--profile", "cj"], 2,
      "profiles: no profile 'cj' (did you mean 'ci'?)"),
     ("zero-seeds", BASE.replace("seeds: 1", "seeds: 0"), [], 2, "seeds must be ≥ 1, got 0"),
+    # issue 34: every expectation says where its reference comes from
+    ("expect-without-source", BASE + 'expect: [{metric: test_error, "<=": 0.1}]\n', [], 2,
+     "expect[0].source is required: say where the reference comes from, one of paper, figure,"
+     " report, project, invariant"),
+    ("expect-paper-source-without-where",
+     BASE + 'expect: [{metric: test_error, "<=": 0.1, source: paper}]\n', [], 2,
+     "expect[0].source needs 'where' for a 'paper' source: the page, table, equation"),
+    ("expect-unknown-source",
+     BASE + 'expect: [{metric: test_error, "<=": 0.1, source: papr}]\n', [], 2,
+     "expect[0].source must be 'paper', 'figure', 'report', 'project' or 'invariant', got "
+     "'papr' (did you mean 'paper'?)"),
+    ("expect-figure-one-sided",
+     BASE + 'expect: [{metric: test_error, paper: 0.2, tolerance: 0.01, compare: at_most, '
+     'source: {kind: figure, where: Fig. 2}}]\n', [], 2,
+     "expect[0] has a 'figure' source (a value read off a plot): give it as 'paper' with a "
+     "two-sided 'tolerance' (compare: within)"),
     ("two-conditions", BASE + 'expect: [{metric: test_error, "<=": 0.1, ">=": 0.0}]\n', [], 2,
      "expect[0] needs exactly one condition"),
     ("expect-unknown-method", BASE + 'expect: [{metric: test_error, method: logrg, "<=": 0.1}]\n',
