@@ -30,7 +30,8 @@ class MCSVMPlugin(MethodPlugin):
     def promise_names(self, params):
         """The calibration's promise (:meth:`MultiCostSVM.safeclf_promises`)."""
         calibration = self.build(params).calibration
-        return {"probabilistic_scaling": ("joint_fp_rate",), "conformal": ("fpr",)}.get(
+        return {"probabilistic_scaling": ("joint_fp_rate",), "conformal": ("fpr",),
+                "conformal_all": ("joint_fp_rate",)}.get(
             calibration, ())
 
     def report(self, estimator, task) -> Report:
