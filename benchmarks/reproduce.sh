@@ -5,6 +5,9 @@
 # The expectations are counted by where their reference comes from (the runner's and the
 # scripts' "by source:" line): the papers' and the report's figures and claims (paper, figure,
 # report) apart from our own choices (project) and checks true by construction (invariant).
+# The papers' figures a config draws (plots named goh_*, carlevaro_*, bental_*, ruf_*,
+# agarwal_*) are copied as PNGs into benchmarks/results/figures/ (docs/img holds the copies the
+# method pages show).
 # Exit 1 when any config or script missed an expectation or failed.
 BIN=${BIN:-.venv/bin}
 mkdir -p benchmarks/results
@@ -24,6 +27,15 @@ for f in configs/*.yaml benchmarks/reproduce_*.py; do
             { "$BIN/python" "$f"; echo $? > "$tmp/rc"; } 2>&1 | tee "$tmp/log" ;;
   esac
   rc=$(cat "$tmp/rc")
+  folder=$(grep -o 'run folder: .*' "$tmp/log" | tail -n 1 | sed 's/run folder: //')
+  if [ -n "$folder" ] && [ -d "$folder/plots" ]; then
+    for png in "$folder"/plots/*.png; do
+      case $(basename "$png") in
+        goh_*|carlevaro_*|bental_*|ruf_*|agarwal_*)
+          mkdir -p benchmarks/results/figures && cp "$png" benchmarks/results/figures/ ;;
+      esac
+    done
+  fi
   # the runner's own count ("expectations met: 7/7"); a script without one: its exit code
   met=$(grep -o 'expectations met: [0-9]*/[0-9]*' "$tmp/log" | tail -n 1 | sed 's/.*: //')
   # "by source: paper 3/3 · figure 1/1 · report 0/0 · project 2/2 · invariant 192/192" ->

@@ -133,6 +133,7 @@ def check(spec: Spec) -> None:
         plugin = registry.get_dataset(d.dataset, f"datasets[{i}].dataset")
         plugin.check_params(d.params, f"datasets[{i}].params")
     plot_kinds = set(BUILTIN_PLOT_KEYS)
+    plugin_plots: dict = {}
     for i, m in enumerate(spec.methods):
         plugin = registry.get_method(m.method, f"methods[{i}].method")
         for point in grid_points(m.params, f"methods[{i}].params"):
@@ -153,6 +154,7 @@ def check(spec: Spec) -> None:
                                 "certified training, not as a path; drop one of the two")
             _check_path(m, plugin, f"methods[{i}].path")
         plot_kinds |= set(plugin.plots)
+        plugin_plots.update(plugin.plots)
     for i, name in enumerate(spec.metrics):
         if name not in METRICS:
             raise SpecError(f"metrics[{i}]: unknown metric '{name}'{closest(name, METRICS)}; "
@@ -165,6 +167,7 @@ def check(spec: Spec) -> None:
             if key not in (p.model_extra or {}):
                 raise SpecError(f"plots[{i}].{key} is required for a '{p.kind}' plot")
         _check_plot(spec, i, p)
+        _check_plugin_plot(i, p, plugin_plots.get(p.kind))
     dlabels = {spec.dataset_label(i) for i in range(len(spec.datasets))}
     mlabels = {spec.method_label(i) for i in range(len(spec.methods))}
     for i, e in enumerate(spec.expect):
@@ -247,6 +250,19 @@ def _check_plot(spec: Spec, i: int, p: PlotEntry) -> None:
     if p.kind in ("bar", "frontier") and bound is not None and (
             isinstance(bound, bool) or not isinstance(bound, int | float)):
         raise SpecError(f"plots[{i}].bound must be a number, got {bound!r}")
+
+
+def _check_plugin_plot(i: int, p: PlotEntry, fn) -> None:
+    """A method's plot kind validates its own options: its ``check(options)`` (the options
+    beside the ``methods``/``datasets`` filters) raises ``ValueError`` naming the option."""
+    check = getattr(fn, "check", None)
+    if check is None:
+        return
+    options = {k: v for k, v in (p.model_extra or {}).items() if k not in ("methods", "datasets")}
+    try:
+        check(options)
+    except ValueError as exc:
+        raise SpecError(f"plots[{i}] ({p.kind}): {exc}") from None
 
 
 def reported_metrics(spec: Spec, method_index: int) -> set[str] | None:

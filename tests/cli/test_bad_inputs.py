@@ -125,6 +125,16 @@ CASES = [
      "plots[0].kind: unknown plot kind 'barr' (did you mean 'bar'?)"),
     ("plot-missing-axis", BASE + "plots: [{kind: scatter, x: test_error}]\n", [], 2,
      "plots[0].y is required for a 'scatter' plot"),
+    # issue 34: a method's plot kind validates its own options
+    ("mcsvm-plot-unknown-option",
+     BASE.replace("method: svm", "method: mcsvm\n    params: {calibration: none}")
+     + "plots: [{kind: safe_regions, colour: red}]\n", [], 2,
+     "plots[0] (safe_regions): colour is not an option of this plot kind (options: none)"),
+    ("mcsvm-plot-bad-epsilons",
+     BASE.replace("method: svm", "method: mcsvm\n    params: {calibration: none}")
+     + "plots: [{kind: sdr_regions, epsilons: [0.5, 2]}]\n", [], 2,
+     "plots[0] (sdr_regions): epsilons must be a non-empty list of numbers in (0, 1), got "
+     "[0.5, 2]"),
     ("dataset-param-type", BASE.replace("- dataset: iris", "- dataset: iris\n    params: {features: abc}"),
      [], 2, "datasets[0].params.features"),
     ("bad-jobs", BASE, ["--jobs", "0"], 2, "--jobs must be a positive number"),
