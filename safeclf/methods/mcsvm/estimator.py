@@ -73,9 +73,13 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
     n_tau : int ≥ 1
         Used when ``tau`` is None: ``n_tau`` values linearly spaced in (0, 1).
     degree, gamma, coef0 : kernel parameters (as scikit-learn's SVC).
-    calibration : {"probabilistic_scaling", "conformal", "quantile", "bias_adjustment", "none"}
-        How the offset b is chosen on the calibration set (section 3.2). ``"none"`` keeps the
-        trained b_k of the τ nearest 0.5.
+    calibration : {"probabilistic_scaling", "conformal", "conformal_all", "quantile", \
+            "bias_adjustment", "class_proportion", "z_svm", "none"}
+        How the offset b is chosen on the calibration set (section 3.2,
+        :mod:`~safeclf.methods.mcsvm.calibration`): (25)-(27), the conformal quantile of the
+        unsafe points' scores or of every point's (3.2.3), (28), (24), (24) weighted by the
+        class counts, the z-SVM geometric-mean offset (3.2.1). ``"none"`` keeps the trained
+        b_k of the τ nearest 0.5.
     epsilon, delta : float in (0, 1)
         ε (risk) and δ (confidence of probabilistic scaling).
     quantile_bound : {"fpr", "fnr"}
@@ -342,7 +346,8 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
         """The calibration's promise (section 3.2), on the safe class S = ``classes_[1]``:
         probabilistic scaling bounds the *joint* rate P(y = U and x predicted S) with
         confidence 1 − δ (eq. 25–27); conformal bounds P(x predicted S | y = U) in expectation
-        over the calibration draw (3.2.3); the other offsets, and any offset chosen on the
+        over the calibration draw (3.2.3), and with every score (``conformal_all``) the joint rate in
+        expectation; the other offsets, and any offset chosen on the
         training data, promise nothing."""
         from safeclf.guarantees.promises import Promise, Quantity, no_promise
 
@@ -358,6 +363,13 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
                 "<=", eps, "high_confidence", "Carlevaro et al. 2024, eq. (25)-(27)",
                 delta=float(self.delta),
                 note="a joint rate over all points, not the FPR P(predicted S | U)")]
+        if self.calibration == "conformal_all" and not on_train:
+            return [Promise(
+                "joint_fp_rate", f"P(y = U and x predicted S) ≤ ε = {eps:g}, in expectation "
+                "over the calibration draw", Quantity("rate", "predicted_positive",
+                                                      label="negative", joint=True),
+                "<=", eps, "expectation", "Carlevaro et al. 2024, section 3.2.3 (all scores)",
+                note="a joint rate over all points, in expectation over the calibration draw")]
         if self.calibration == "conformal" and not on_train:
             return [Promise(
                 "fpr", f"P(x predicted S | y = U) ≤ ε = {eps:g}, in expectation over the "
