@@ -8,8 +8,11 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
+# After installing, numba's code is compiled into the user's cache ($XDG_CACHE_HOME/safeclf/numba,
+# never the source tree), so that the first run does not wait for the compiler.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e ".[dev]"
+	$(BIN)/python -m safeclf.cli.warm
 	touch $@
 
 install: $(VENV)/.installed

@@ -29,6 +29,19 @@ def print_jobs(console, jobs) -> None:
     console.print(table)
 
 
+def print_compile_time(console, results) -> None:
+    """One line with the seconds numba spent compiling over the run's jobs (each worker's
+    first fit of a method with compiled code pays them unless numba's cache holds the code;
+    ``make install`` fills it) and the cache folder; nothing when no job used compiled code."""
+    seconds = [r.compile_seconds for r in results if r.compile_seconds is not None]
+    if seconds:
+        from safeclf._utils import jit
+
+        console.print(f"numba: {sum(seconds):.1f} s compiling in {len(seconds)} job(s), "
+                      f"{max(seconds):.1f} s in the longest (cache: {jit.cache_dir()})",
+                      highlight=False, markup=False)
+
+
 def print_outcome(console, outcome) -> None:
     """The summary table, failures, expectation verdicts and the run folder."""
     from safeclf.store.folder import summary_table
@@ -49,6 +62,7 @@ def print_outcome(console, outcome) -> None:
 
         by_group.print_table(console, [r.to_record() for r in outcome.results])
     print_degenerate(console, outcome.results)
+    print_compile_time(console, outcome.results)
     failures = [r for r in outcome.results if r.failed]
     if failures:
         from rich.markup import escape
@@ -73,15 +87,21 @@ def print_outcome(console, outcome) -> None:
     if outcome.expectations:
         from rich.text import Text
 
-        table = _table("Expectations", ["expectation", "group", "measured", "condition", "verdict"])
+        from safeclf.report.expect import source_line
+
+        table = _table("Expectations", ["expectation", "group", "measured", "condition", "source",
+                                        "verdict"])
         for v in outcome.expectations:
             style = "green" if v["verdict"] == "pass" else "bold red"
             measured = "nan" if v["measured"] != v["measured"] else f"{v['measured']:.4g}"
             verdict = Text(v["verdict"], style=style) + Text(f" ({v['why']})" if v["why"] else "")
-            table.add_row(*_cells(v["expectation"], v["group"], measured, v["condition"]), verdict)
+            source = v["source"] + (f" ({v['source_where']})" if v.get("source_where") else "")
+            table.add_row(*_cells(v["expectation"], v["group"], measured, v["condition"], source),
+                          verdict)
         console.print(table)
         met = sum(v["verdict"] == "pass" for v in outcome.expectations)
         console.print(f"expectations met: {met}/{len(outcome.expectations)}")
+        console.print(source_line(outcome.expectations))
     console.print("run folder:", _cells(str(run_dir))[0])
 
 
