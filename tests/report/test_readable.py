@@ -39,7 +39,8 @@ methods:
     certify: {delta: 0.05, fraction: 0.5, how: threshold, group_blind: true}
 metrics: [error, fairness_ratio]
 expect:
-  - {metric: no_solution, method: logreg_certified_band_that_cannot_pass, ">=": 0}
+  - {metric: no_solution, method: logreg_certified_band_that_cannot_pass, ">=": 0,
+     source: invariant}
 """
 
 

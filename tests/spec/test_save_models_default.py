@@ -27,3 +27,20 @@ def test_certified_methods_save_their_models_by_default(method, top, plain, cert
         data["save_models"] = True
     spec = read_spec(data)
     assert [spec.saves_model(0), spec.saves_model(1)] == [plain, certified]
+
+
+def test_a_model_path_is_absolute_whatever_the_workers_folder(tmp_path, monkeypatch):
+    """A worker kept from an earlier run (loky reuses them) may sit in another working folder:
+    a model written to a relative path would land in that run's folder, not this one's."""
+    from pathlib import Path
+
+    from safeclf.execution.runner import payloads
+    from safeclf.spec.expand import expand
+
+    monkeypatch.chdir(tmp_path)
+    spec = read_spec(_spec())
+    jobs = expand(spec)
+    paths = [p["model_path"] for p in payloads(spec, jobs, Path("runs") / "x")]
+    saved = [p for p in paths if p is not None]
+    assert saved and all(Path(p).is_absolute() for p in saved)
+    assert all(Path(p).parent == tmp_path / "runs" / "x" / "models" for p in saved)
