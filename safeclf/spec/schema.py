@@ -169,7 +169,37 @@ class Selection(_Strict):
     agg: Literal[AGGS] | None = None  # type: ignore[valid-type]
 
 
+#: Where an expectation's reference comes from: ``paper`` (a number or claim printed in the
+#: paper: page, table, equation), ``figure`` (read off one of the paper's plots), ``report``
+#: (proset's author's report), ``project`` (our own measurement or design choice),
+#: ``invariant`` (true by construction: a solver or implementation check).
+SOURCE_KINDS = ("paper", "figure", "report", "project", "invariant")
+
+
+#: The kinds that cite someone else's figure or claim (counted apart from the others).
+CITED_KINDS = ("paper", "figure", "report")
+
+
+class Source(_Strict):
+    """``source: {kind: paper, where: "Table 1, eq. (16)"}``; the plain word ``source:
+    project`` (or ``invariant``) where there is nothing to cite."""
+
+    kind: Literal[SOURCE_KINDS]  # type: ignore[valid-type]
+    where: str | None = Field(None, min_length=1)
+
+    @model_validator(mode="after")
+    def _cited(self):
+        if self.kind in CITED_KINDS and not (self.where or "").strip():
+            raise ValueError(f"needs 'where' for a '{self.kind}' source: the page, table, "
+                             "equation, figure or section it is read from")
+        return self
+
+
 class Expectation(_Strict):
+    """One condition on the metrics table. ``source`` says where its reference comes from
+    (:data:`SOURCE_KINDS`); a spec file must give it (:func:`safeclf.spec.check.check_sources`),
+    a stored run's spec from before it existed is read without."""
+
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     metric: str
     method: str | None = None
@@ -185,6 +215,12 @@ class Expectation(_Strict):
     tolerance: float | None = Field(None, ge=0)
     compare: Literal["within", "at_most", "at_least"] = "within"
     note: str | None = None
+    source: Source | None = None
+
+    @field_validator("source", mode="before")
+    @classmethod
+    def _plain_source(cls, v):
+        return {"kind": v} if isinstance(v, str) else v
 
     @model_validator(mode="after")
     def _one_condition(self):
@@ -198,6 +234,11 @@ class Expectation(_Strict):
                 "needs exactly one condition: one of '<=', '<', '>=', '>' or 'paper' with "
                 f"'tolerance' (got {len(ops)})"
             )
+        if self.source is not None and self.source.kind == "figure" and (
+                self.paper is None or self.compare != "within"):
+            raise ValueError("has a 'figure' source (a value read off a plot): give it as "
+                             "'paper' with a two-sided 'tolerance' (compare: within) that "
+                             "covers the reading")
         return self
 
     @property
