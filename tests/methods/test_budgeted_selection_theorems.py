@@ -102,7 +102,7 @@ def test_covers_agrees_with_the_definition():
             for S in itertools.combinations(range(K), r):
                 by_hand = all(any(j >= i and g[i] <= g[j] <= (1 + lam) * g[i] for j in S)
                               for i in range(K))
-                assert covers(list(S), lambda i, s: g[i], K, lam) == by_hand
+                assert covers(list(S), lambda i, s, g=g: g[i], K, lam) == by_hand
 
 
 def test_remark_terms_add_the_log_i_term_and_the_grid_covers_them():
