@@ -215,8 +215,11 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     """
     if n <= 0:
         return float("nan"), float("nan")
+    from safeclf.guarantees.bounds import BOUNDS
+
     a = (1.0 - confidence) / 2.0
-    return clopper_pearson_lower(k, n, a), clopper_pearson_upper(k, n, a)
+    cp = BOUNDS["clopper_pearson"]
+    return float(cp.lower(k, n, a)), float(cp.upper(k, n, a))
 
 
 def wilson(k: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
@@ -245,24 +248,6 @@ def newcombe_difference(k1: float, n1: float, k2: float, n2: float,
     d = p2 - p1
     return (d, d - math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2),
             d + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2))
-
-
-def clopper_pearson_upper(k: int, n: int, delta: float) -> float:
-    """One-sided upper bound at confidence 1 − δ: P(p ≤ bound) ≥ 1 − δ."""
-    from scipy.stats import beta
-
-    if n <= 0:
-        return 1.0
-    return 1.0 if k >= n else float(beta.ppf(1.0 - delta, k + 1, n - k))
-
-
-def clopper_pearson_lower(k: int, n: int, delta: float) -> float:
-    """One-sided lower bound at confidence 1 − δ."""
-    from scipy.stats import beta
-
-    if n <= 0:
-        return 0.0
-    return 0.0 if k <= 0 else float(beta.ppf(delta, k, n - k + 1))
 
 
 def katz_ratio(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95,
