@@ -366,6 +366,12 @@ def audit(model, data, job: str | None = None, report_dir: str | Path | None = N
         raise SpecError(f"the model '{loaded.path}' carries no promise to audit (its method "
                         "promises nothing); declare promises on the method entry, or certify "
                         "it, and run again")
+    if not [r for r in loaded.promises if (r.get("quantity") or {}).get("kind") in COUNTED]:
+        kinds = sorted({(r.get("quantity") or {}).get("kind", "?") for r in loaded.promises
+                        if r.get("kind") != "none"})
+        raise SpecError(f"the model '{loaded.path}' promises only quantities of its method's "
+                        f"own ({', '.join(kinds)}), which an audit cannot count from labels "
+                        "and decisions; nothing to audit")
     if isinstance(data, pd.DataFrame):
         frame, where, hint = data.reset_index(drop=True), "data", HINT
     else:

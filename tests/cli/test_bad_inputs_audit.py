@@ -52,6 +52,17 @@ def _no_promises(tmp, model):
     return copy
 
 
+def _own_quantity(tmp, model):
+    """A copy of the deployed model whose one promise is of a quantity only its method
+    measures (a chance-constraint violation, as mcsvm's)."""
+    copy = tmp / "own"
+    shutil.copytree(model, copy)
+    meta = json.loads((copy / "model.json").read_text())
+    meta["promises"][0]["quantity"] = {"kind": "chance_violation"}
+    (copy / "model.json").write_text(json.dumps(meta))
+    return copy
+
+
 def _earlier(tmp):
     (tmp / "reports").mkdir()
     (tmp / "reports" / "audit.md").write_text("last month's audit\n")
@@ -77,6 +88,9 @@ CASES = [
     ("model-without-promises", lambda t: _write(t, rows(40, 76)), None, _no_promises,
      "carries no promise to audit (its method promises nothing); declare promises on the "
      "method entry, or certify it"),
+    ("model-with-uncountable-promises", lambda t: _write(t, rows(40, 86)), None, _own_quantity,
+     "promises only quantities of its method's own (chance_violation), which an audit cannot "
+     "count from labels and decisions"),
     ("report-dir-is-the-model-folder", lambda t: _write(t, rows(40, 77)),
      lambda t, m: ["--report-dir", m], None, "is the model's folder"),
     ("report-dir-inside-the-model-folder", lambda t: _write(t, rows(40, 78)),
