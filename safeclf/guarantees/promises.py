@@ -165,6 +165,30 @@ class Evidence:
     interval: tuple[float, float] | None = None
     note: str = ""
 
+    def scaled(self, c: float) -> Evidence:
+        """The counts multiplied by ``c``: the same shares of every group, label and event on
+        a part ``c`` times as large (counts may become non-integer)."""
+        return Evidence(self.k * c, self.n * c, None if self.k2 is None else self.k2 * c,
+                        None if self.n2 is None else self.n2 * c)
+
+
+def smallest_scale(ok, max_scale: float, resolution) -> float:
+    """The smallest factor c ≥ 1 with ``ok(c)`` (assumed monotone in c), found by doubling to
+    a bracket and bisecting it until its width is at most ``resolution(lo)``; 1 when ``ok(1)``,
+    ``inf`` when no c up to ``max_scale`` does."""
+    if ok(1.0):
+        return 1.0
+    hi = 2.0
+    while not ok(hi):
+        if hi >= max_scale:
+            return math.inf
+        hi *= 2.0
+    lo = hi / 2.0
+    while hi - lo > resolution(lo):
+        mid = (lo + hi) / 2.0
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
 
 @dataclass
 class Checked:
@@ -390,23 +414,13 @@ def n_needed(promise: Promise, ev: Evidence, confidence: float, rows: int) -> fl
     kind = promise.quantity.kind
 
     def conclusive(c: float) -> bool:
-        scaled = Evidence(ev.k * c, ev.n * c, None if ev.k2 is None else ev.k2 * c,
-                          None if ev.n2 is None else ev.n2 * c)
-        _, lo, hi, _ = interval(kind, scaled, confidence)
+        _, lo, hi, _ = interval(kind, ev.scaled(c), confidence)
         return verdict(promise.sense, promise.bound, lo, hi) != "inconclusive"
 
-    if conclusive(1.0):
-        return float(rows)
-    hi = 2.0
-    while not conclusive(hi):
-        if hi >= MAX_SCALE:
-            return float("inf")
-        hi *= 2.0
-    lo = hi / 2.0
-    while hi - lo > max(1e-3 * lo, 0.5 / max(rows, 1)):
-        mid = (lo + hi) / 2.0
-        lo, hi = (lo, mid) if conclusive(mid) else (mid, hi)
-    return float(math.ceil(hi * rows))
+    c = smallest_scale(conclusive, MAX_SCALE, lambda lo: max(1e-3 * lo, 0.5 / max(rows, 1)))
+    if c == 1.0 or math.isinf(c):
+        return float(rows) if c == 1.0 else c
+    return float(math.ceil(c * rows))
 
 
 def judge(promise: Promise, ev: Evidence, confidence: float, rows: int | None = None) -> Checked:
