@@ -226,7 +226,8 @@ def adult_targets(kappas, repeats=3):
         print(f"  κ = {kappa}: ramp {err_r:.4f} at ratio {r_r:.3f}; EG there {at:.4f} "
               f"(EG's own point {err_f:.4f} at {r_f:.3f})")
         if not figure(f"ramp test error − EG's at ramp's ratio, κ = {kappa}", err_r - at, 0.0,
-                      "<=", "", f"ramp {err_r:.4f} at ratio {r_r:.3f}, EG {at:.4f}"):
+                      "<=", "", f"ramp {err_r:.4f} at ratio {r_r:.3f}, EG {at:.4f}",
+                      timed=False):
             missed.append(f"κ = {kappa}: ramp test error {err_r:.4f} > EG's {at:.4f} at "
                           f"ramp's ratio {r_r:.3f}")
 
