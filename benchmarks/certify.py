@@ -100,19 +100,18 @@ def _fair(pred, y, g, privileged) -> tuple[float, float]:
 
 
 def safeclf_fair(task, seed, method="logreg"):
-    from safeclf.guarantees.certify import posthoc
+    from safeclf.guarantees.certify import certified_fit
     from safeclf.plugins import registry
 
     plugin = registry.get_method(method)
+    certify = {"delta": DELTA, "fraction": FRACTION}
     if method == "ramp":
-        from safeclf.guarantees.certify.training import certified_fit
-
         params = {"constraints": [{"rate": "fairness_ratio", "kappa": KAPPA}],
                   "max_mm_iter": 10, "lam": "1/n"}
-        out = certified_fit(plugin, params, task, DELTA, FRACTION, seed)
+        out = certified_fit(plugin, params, task, certify, seed=seed)
     else:
-        out = posthoc.certified_fit(plugin, {}, task, {"delta": DELTA, "fraction": FRACTION},
-                                    [{"rate": "fairness_ratio", "min": KAPPA}], seed)
+        out = certified_fit(plugin, {}, task, certify,
+                            [{"rate": "fairness_ratio", "min": KAPPA}], seed)
     if not out.passed:
         return None
     return out.estimator.predict(task.test.X) == out.estimator.classes_[-1]

@@ -244,6 +244,7 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
     """Run one job described by ``payload`` (job fields, dataset entry, method entry, metric
     names) and return its result. ``fit(plugin, estimator, task)`` replaces the
     plugin's fit (:func:`run_path` passes the next step of a path)."""
+    from safeclf.guarantees.certify import NO_SOLUTION, certified_fit
     from safeclf.guarantees.metrics import evaluate
     from safeclf.guarantees.outcome import name_promises
     from safeclf.plugins import registry
@@ -262,11 +263,11 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
             t0 = time.perf_counter()
             certify = mentry.get("certify")
             if certify:
-                outcome = _certified(plugin, job, task, certify, mentry.get("promises"))
+                outcome = certified_fit(plugin, job["params"], task, certify,
+                                        mentry.get("promises"), job["seed"])
                 result.certification = _plain(outcome.record)
                 result.fit_seconds = time.perf_counter() - t0
                 if not outcome.passed:
-                    from safeclf.guarantees.certify.training import NO_SOLUTION
                     from safeclf.guarantees.promises import promise_metrics
 
                     records = _unchecked(name_promises(outcome.promises, task.info),
@@ -327,23 +328,6 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
     except Exception as exc:  # a job's bug must not stop the run; keep the evidence
         result.fail(f"{type(exc).__name__}: {' '.join(str(exc).split())}", traceback.format_exc())
     return _finish(result, caught)
-
-
-def _certified(plugin, job: dict, task: Task, certify: dict, items):
-    """The outcome of a certified fit by the route the entry asks for (``how``; by default
-    in training for a plugin with ``tightened_params``, else a certified threshold)."""
-    from safeclf.spec.schema import Certify
-
-    if Certify(**certify).route(plugin) == "training":
-        from safeclf.guarantees.certify.training import certified_fit
-
-        return certified_fit(plugin, job["params"], task, certify["delta"],
-                             certify["fraction"], job["seed"],
-                             certify.get("bound") or "clopper_pearson",
-                             bool(certify.get("allow_degenerate")))
-    from safeclf.guarantees.certify.posthoc import certified_fit
-
-    return certified_fit(plugin, job["params"], task, certify, items, job["seed"])
 
 
 def _trivial(result: JobResult, task: Task, pred) -> dict[str, float]:

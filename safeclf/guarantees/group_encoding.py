@@ -146,6 +146,15 @@ def encoding_columns(X, groups) -> tuple[int, ...]:
     return tuple(out)
 
 
+def encodes_group(X, rows, group_columns=(), key: str = "groups") -> bool:
+    """Whether some feature column of ``X`` encodes the group ``rows[key]`` or one of its
+    components (the ``group_columns`` in ``rows``): whether a model fitted on ``X`` can read
+    the group (:func:`encoding_columns`)."""
+    X = X.to_numpy() if hasattr(X, "iloc") else X
+    keys = [rows[key]] + [rows[c] for c in group_columns or () if c in rows]
+    return any(encoding_columns(X, g) for g in keys)
+
+
 def require(X, groups, who: str) -> GroupEncoding:
     """:func:`find`, or a :class:`DataError` saying why ``who`` needs it."""
     found = find(X, groups)

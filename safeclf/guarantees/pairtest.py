@@ -51,7 +51,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import betaincinv, gammaln, xlog1py, xlogy
+from scipy.special import gammaln, xlog1py, xlogy
+
+from safeclf.guarantees.bounds import ClopperPearson
 
 #: Berger–Boos γ: the confidence set for the nuisance rate costs γ of the level.
 GAMMA = 1e-3
@@ -60,6 +62,7 @@ GAMMA = 1e-3
 CELLS, SPLITS, STAGES, RTOL = 8, 4, 5, 0.03
 #: Standard deviations of a binomial beyond which its tail mass is summed in one term.
 WINDOW_SD = 7.0
+_CP = ClopperPearson()
 
 
 def canonical(kind: str, sense: str, b: float, k, n: int, k2, n2: int):
@@ -73,13 +76,6 @@ def canonical(kind: str, sense: str, b: float, k, n: int, k2, n2: int):
     if sense == "<=":
         return k, n, k2, n2, 1.0, -float(b)
     return k2, n2, k, n, 1.0, float(b)
-
-
-def _cp_upper(k, n, a):
-    k = np.asarray(k, dtype=float)
-    with np.errstate(invalid="ignore"):
-        u = betaincinv(k + 1, np.maximum(n - k, 1e-300), 1.0 - a)
-    return np.where(k >= n, 1.0, u)
 
 
 def _window(n: int, p: np.ndarray):
@@ -148,8 +144,8 @@ def _p_unique(ka, na, kb, nb, kappa, c, gamma, alpha=None, rtol=None, stages=Non
     stages = STAGES if stages is None else stages
     ka, kb = np.clip(np.round(ka), 0, na), np.clip(np.round(kb), 0, nb)
     d = ka / na - kappa * kb / nb
-    u_a = _cp_upper(ka, na, gamma / 2)
-    l_b = 1.0 - _cp_upper(nb - kb, nb, gamma / 2)
+    u_a = np.asarray(_CP.upper(ka, na, gamma / 2), dtype=float)
+    l_b = np.asarray(_CP.lower(kb, nb, gamma / 2), dtype=float)
     lo = np.maximum(l_b, max(0.0, -c / kappa))
     empty = lo > 1.0  # C_γ ∩ H0 is empty: the sup is 0
     lo = np.minimum(lo, 1.0)

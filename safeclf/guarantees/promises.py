@@ -167,6 +167,30 @@ class Evidence:
     interval: tuple[float, float] | None = None
     note: str = ""
 
+    def scaled(self, c: float) -> Evidence:
+        """The counts multiplied by ``c``: the same shares of every group, label and event on
+        a part ``c`` times as large (counts may become non-integer)."""
+        return Evidence(self.k * c, self.n * c, None if self.k2 is None else self.k2 * c,
+                        None if self.n2 is None else self.n2 * c)
+
+
+def smallest_scale(ok, max_scale: float, resolution) -> float:
+    """The smallest factor c ≥ 1 with ``ok(c)`` (assumed monotone in c), found by doubling to
+    a bracket and bisecting it until its width is at most ``resolution(lo)``; 1 when ``ok(1)``,
+    ``inf`` when no c up to ``max_scale`` does."""
+    if ok(1.0):
+        return 1.0
+    hi = 2.0
+    while not ok(hi):
+        if hi >= max_scale:
+            return math.inf
+        hi *= 2.0
+    lo = hi / 2.0
+    while hi - lo > resolution(lo):
+        mid = (lo + hi) / 2.0
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
 
 @dataclass
 class Checked:
@@ -217,8 +241,11 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     """
     if n <= 0:
         return float("nan"), float("nan")
+    from safeclf.guarantees.bounds import BOUNDS
+
     a = (1.0 - confidence) / 2.0
-    return clopper_pearson_lower(k, n, a), clopper_pearson_upper(k, n, a)
+    cp = BOUNDS["clopper_pearson"]
+    return float(cp.lower(k, n, a)), float(cp.upper(k, n, a))
 
 
 def wilson(k: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
@@ -247,24 +274,6 @@ def newcombe_difference(k1: float, n1: float, k2: float, n2: float,
     d = p2 - p1
     return (d, d - math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2),
             d + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2))
-
-
-def clopper_pearson_upper(k: int, n: int, delta: float) -> float:
-    """One-sided upper bound at confidence 1 − δ: P(p ≤ bound) ≥ 1 − δ."""
-    from scipy.stats import beta
-
-    if n <= 0:
-        return 1.0
-    return 1.0 if k >= n else float(beta.ppf(1.0 - delta, k + 1, n - k))
-
-
-def clopper_pearson_lower(k: int, n: int, delta: float) -> float:
-    """One-sided lower bound at confidence 1 − δ."""
-    from scipy.stats import beta
-
-    if n <= 0:
-        return 0.0
-    return 0.0 if k <= 0 else float(beta.ppf(delta, k, n - k + 1))
 
 
 def katz_ratio(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95,
@@ -429,23 +438,13 @@ def n_needed(promise: Promise, ev: Evidence, confidence: float, rows: int) -> fl
     kind = promise.quantity.kind
 
     def conclusive(c: float) -> bool:
-        scaled = Evidence(ev.k * c, ev.n * c, None if ev.k2 is None else ev.k2 * c,
-                          None if ev.n2 is None else ev.n2 * c)
-        _, lo, hi, _ = interval(kind, scaled, confidence)
+        _, lo, hi, _ = interval(kind, ev.scaled(c), confidence)
         return verdict(promise.sense, promise.bound, lo, hi) != "inconclusive"
 
-    if conclusive(1.0):
-        return float(rows)
-    hi = 2.0
-    while not conclusive(hi):
-        if hi >= MAX_SCALE:
-            return float("inf")
-        hi *= 2.0
-    lo = hi / 2.0
-    while hi - lo > max(1e-3 * lo, 0.5 / max(rows, 1)):
-        mid = (lo + hi) / 2.0
-        lo, hi = (lo, mid) if conclusive(mid) else (mid, hi)
-    return float(math.ceil(hi * rows))
+    c = smallest_scale(conclusive, MAX_SCALE, lambda lo: max(1e-3 * lo, 0.5 / max(rows, 1)))
+    if c == 1.0 or math.isinf(c):
+        return float(rows) if c == 1.0 else c
+    return float(math.ceil(c * rows))
 
 
 def judge(promise: Promise, ev: Evidence, confidence: float, rows: int | None = None) -> Checked:

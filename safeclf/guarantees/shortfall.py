@@ -31,7 +31,7 @@ import numpy as np
 
 from safeclf.guarantees import ltt
 from safeclf.guarantees.bounds import Bound
-from safeclf.guarantees.promises import Evidence, Promise
+from safeclf.guarantees.promises import Evidence, Promise, smallest_scale
 
 #: The largest factor by which the held-back counts are scaled.
 MAX_SCALE = 1e4
@@ -112,8 +112,7 @@ def scale_needed(p: Promise, ev: Evidence, alpha: float, bound: Bound) -> float:
     """The smallest factor c ≥ 1 such that the counts of ``ev`` multiplied by c certify ``p``
     at ``alpha`` (the observed shares kept); ``inf`` when none up to :data:`MAX_SCALE`."""
     def ok(c: float) -> bool:
-        scaled = Evidence(ev.k * c, ev.n * c, None if ev.k2 is None else ev.k2 * c,
-                          None if ev.n2 is None else ev.n2 * c)
+        scaled = ev.scaled(c)
         if ev.n2 is not None and ltt.pair_test(bound) == "exact":
             return bool(scaled.n and scaled.n2) and _pair_certifies(p, scaled, p.bound, alpha,
                                                                     bound)
@@ -121,18 +120,7 @@ def scale_needed(p: Promise, ev: Evidence, alpha: float, bound: Bound) -> float:
 
     if not _kept(p, estimate(p, ev)):
         return math.inf
-    if ok(1.0):
-        return 1.0
-    hi = 2.0
-    while not ok(hi):
-        if hi >= MAX_SCALE:
-            return math.inf
-        hi *= 2.0
-    lo = hi / 2.0
-    while hi - lo > 1e-3 * lo:
-        mid = (lo + hi) / 2.0
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
+    return smallest_scale(ok, MAX_SCALE, lambda lo: 1e-3 * lo)
 
 
 def shortfall(p: Promise, ev: Evidence, alpha: float, bound: Bound, n_rows: int,

@@ -264,15 +264,13 @@ def _reads_group_unknown(cert: dict) -> str:
 
 def _reads_group(task) -> str:
     """Whether a refitted model's decision can read the group: through feature columns that
-    encode it (:func:`safeclf.guarantees.group_encoding.encoding_columns`)."""
-    from safeclf.guarantees.group_encoding import encoding_columns
+    encode it (:func:`safeclf.guarantees.group_encoding.encodes_group`)."""
+    from safeclf.guarantees.group_encoding import encodes_group
 
     rows = task.train.rows
     if "groups" not in rows:
         return "no group in the data"
-    X = task.train.X
-    comps = [rows[c] for c in task.info.get("group_columns") or () if c in rows]
-    if any(encoding_columns(X, g) for g in [rows["groups"], *comps]):
+    if encodes_group(task.train.X, rows, task.info.get("group_columns")):
         return "yes: the model's features include the group's columns"
     return "no: no feature column encodes the group"
 

@@ -22,6 +22,8 @@ from pydantic import (
     model_validator,
 )
 
+from safeclf.guarantees.certify import DEFAULTS as CERTIFY_DEFAULTS
+from safeclf.guarantees.certify import route as certify_route
 from safeclf.spec.yaml import OMITTED
 
 OPS = ("<=", "<", ">=", ">")
@@ -99,13 +101,13 @@ class Certify(_Strict):
     better than the majority rule beyond noise: safeclf/guarantees/trivial.py) may be returned, flagged;
     by default it is no solution."""
 
-    delta: float = 0.05
-    fraction: float = 0.3
-    how: Literal["threshold", "training"] | None = None
-    bound: str = "clopper_pearson"
-    test: Literal["fixed_sequence", "holm"] = "fixed_sequence"
-    group_blind: StrictBool = False
-    allow_degenerate: StrictBool = False
+    delta: float = CERTIFY_DEFAULTS["delta"]
+    fraction: float = CERTIFY_DEFAULTS["fraction"]
+    how: Literal["threshold", "training"] | None = CERTIFY_DEFAULTS["how"]
+    bound: str = CERTIFY_DEFAULTS["bound"]
+    test: Literal["fixed_sequence", "holm"] = CERTIFY_DEFAULTS["test"]
+    group_blind: StrictBool = CERTIFY_DEFAULTS["group_blind"]
+    allow_degenerate: StrictBool = CERTIFY_DEFAULTS["allow_degenerate"]
 
     @field_validator("delta", "fraction")
     @classmethod
@@ -124,19 +126,15 @@ class Certify(_Strict):
         return v
 
     def route(self, plugin) -> str:
-        """``how``, or its default for ``plugin``."""
-        if self.how is not None:
-            return self.how
-        return "training" if hasattr(plugin, "tightened_params") else "threshold"
+        """``how``, or its default for ``plugin`` (:func:`safeclf.guarantees.certify.route`)."""
+        return certify_route(plugin, self.how)
 
     def identity(self) -> dict:
         """The entry as it enters a job's id: the options left at their defaults are left
         out, so the jobs of a spec written before they existed keep their ids."""
         out = self.model_dump(mode="json")
-        for key, default in (("how", None), ("bound", "clopper_pearson"),
-                             ("test", "fixed_sequence"), ("group_blind", False),
-                             ("allow_degenerate", False)):
-            if out[key] == default:
+        for key in ("how", "bound", "test", "group_blind", "allow_degenerate"):
+            if out[key] == CERTIFY_DEFAULTS[key]:
                 del out[key]
         return out
 

@@ -10,6 +10,8 @@ from group_data import two_groups
 
 from safeclf.data.task import Part, Task
 from safeclf.guarantees import promises as P
+from safeclf.guarantees.bounds import BOUNDS
+from safeclf.guarantees.certify import certified_fit
 from safeclf.guarantees.certify import training as C
 
 
@@ -109,7 +111,7 @@ def test_certified_ramp_with_lam_auto_chooses_a_lam_by_its_predicted_safety_test
     grid = [1 / 1400, 10 / 1400, 100 / 1400]
     params = {"constraints": [{"rate": "fairness_ratio", "kappa": 0.8}], "lam": "auto",
               "lam_grid": grid}
-    out = C.certified_fit(plugin, params, task, delta=0.05, fraction=0.3, seed=0)
+    out = certified_fit(plugin, params, task, {"delta": 0.05, "fraction": 0.3}, seed=0)
     table = out.record["candidates"]
     assert [r["setting"]["lam"] for r in table] == grid
     assert [r["chosen"] for r in table].count(True) == 1
@@ -129,7 +131,7 @@ def test_certified_ramp_with_lam_auto_chooses_a_lam_by_its_predicted_safety_test
 # -- moved from test_promises: tightening, pass and no solution -------------------------------
 def test_tightening_leaves_room_for_the_safety_test():
     t = C.tightened_rate(0.1, "<=", 1000, 0.05)
-    h = P.clopper_pearson_upper(t * 1000, 1000, 0.05) - t
+    h = BOUNDS["clopper_pearson"].upper(t * 1000, 1000, 0.05) - t
     assert t < 0.1 and t + 2 * h == pytest.approx(0.1, abs=1e-6)
     t2 = C.tightened_rate(0.9, ">=", 1000, 0.05)
     assert t2 > 0.9
@@ -139,8 +141,8 @@ def test_certified_ramp_passes_with_a_high_confidence_promise():
     from safeclf.methods.ramp import plugin
 
     task = _fair_task(3000, 0)
-    out = C.certified_fit(plugin, {"constraints": [{"rate": "fairness_ratio", "kappa": 0.8}]},
-                          task, delta=0.05, fraction=0.3, seed=0)
+    out = certified_fit(plugin, {"constraints": [{"rate": "fairness_ratio", "kappa": 0.8}]},
+                        task, {"delta": 0.05, "fraction": 0.3}, seed=0)
     assert out.passed, out.record
     (p,) = out.promises
     assert p.kind == "high_confidence" and p.delta == 0.05 and p.bound == 0.8
@@ -157,8 +159,8 @@ def test_certification_returns_no_solution_when_the_safety_test_cannot_pass():
 
     # 60 rows: 18 held back, a few per group: no ratio bound at 1 − δ can reach κ = 0.95
     task = _fair_task(60, 1)
-    out = C.certified_fit(plugin, {"constraints": [{"rate": "fairness_ratio", "kappa": 0.95}]},
-                          task, delta=0.05, fraction=0.3, seed=0)
+    out = certified_fit(plugin, {"constraints": [{"rate": "fairness_ratio", "kappa": 0.95}]},
+                        task, {"delta": 0.05, "fraction": 0.3}, seed=0)
     assert not out.passed and out.estimator is None
     assert "reason" in out.record
 
@@ -174,10 +176,33 @@ def test_the_bound_of_certified_training_is_selectable():
         C.tightened_rate(0.1, "<=", 1000, 0.05)
     task = _fair_task(3000, 0)
     params = {"constraints": [{"rate": "fairness_ratio", "kappa": 0.8}]}
-    cp = C.certified_fit(plugin, params, task, delta=0.05, fraction=0.3, seed=0)
-    hf = C.certified_fit(plugin, params, task, delta=0.05, fraction=0.3, seed=0,
-                         bound="hoeffding")
+    cp = certified_fit(plugin, params, task, {"delta": 0.05, "fraction": 0.3}, seed=0)
+    hf = certified_fit(plugin, params, task,
+                       {"delta": 0.05, "fraction": 0.3, "bound": "hoeffding"}, seed=0)
     assert cp.record["bound"] == "clopper_pearson" and hf.record["bound"] == "hoeffding"
     name = "constraint_fairness_ratio"
     assert hf.record["internal_bounds"][name] > cp.record["internal_bounds"][name]
     assert "hoeffding" in hf.promises[0].note
+
+
+def test_one_entry_chooses_the_route_and_refuses_what_the_route_cannot_certify():
+    """The single entry (safeclf.guarantees.certify.certified_fit) routes ramp to training and
+    any other scorer to a threshold, fills the defaults, and refuses unknown options and
+    declared promises on the training route instead of ignoring them."""
+    from safeclf.guarantees.certify import DEFAULTS, route
+    from safeclf.methods.ramp import plugin as ramp
+    from safeclf.plugins import registry
+
+    logreg = registry.get_method("logreg")
+    assert route(ramp) == "training" and route(logreg) == "threshold"
+    assert route(ramp, "threshold") == "threshold"
+    task = _fair_task(1500, 1)
+    out = certified_fit(logreg, {}, task, {"delta": 0.1},
+                        [{"rate": "fairness_ratio", "min": 0.8}], seed=1)
+    assert out.record["how"] == "threshold"
+    assert out.record["fraction"] == DEFAULTS["fraction"] and out.record["delta"] == 0.1
+    with pytest.raises(TypeError, match="deltta"):
+        certified_fit(logreg, {}, task, {"deltta": 0.1}, seed=1)
+    with pytest.raises(ValueError, match="how: threshold"):
+        certified_fit(ramp, {"constraints": [{"rate": "fairness_ratio", "kappa": 0.8}]}, task,
+                      {}, [{"rate": "fairness_ratio", "min": 0.8}], seed=1)

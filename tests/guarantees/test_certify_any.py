@@ -16,7 +16,7 @@ from scipy.stats import binom
 from safeclf._utils.blas import one_blas_thread
 from safeclf.data.task import Part, Task
 from safeclf.data.uncertainty import Uncertainty
-from safeclf.guarantees.certify.posthoc import certified_fit
+from safeclf.guarantees.certify import certified_fit
 from safeclf.guarantees.promises import rate_value
 from safeclf.plugins import registry
 
@@ -81,7 +81,7 @@ def _fit(method, items, seed, n=1500):
     with one_blas_thread(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return certified_fit(plugin, PARAMS[method], _task(n, seed),
-                             {"delta": DELTA, "fraction": 0.4}, items, seed)
+                             {"delta": DELTA, "fraction": 0.4, "how": "threshold"}, items, seed)
 
 
 def _kept(outcome, population) -> bool:

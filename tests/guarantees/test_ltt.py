@@ -122,8 +122,9 @@ def test_the_envelope_bounds_the_tail_on_the_null_segment():
     k, k2 = 30, 40
     p = float(pairtest.p_values(k, n, k2, n2, kappa)) - pairtest.GAMMA
     d = k / n - kappa * k2 / n2
-    u_a = float(pairtest._cp_upper(k, n, pairtest.GAMMA / 2))
-    l_b = 1 - float(pairtest._cp_upper(n2 - k2, n2, pairtest.GAMMA / 2))
+    cp = BOUNDS["clopper_pearson"]
+    u_a = float(cp.upper(k, n, pairtest.GAMMA / 2))
+    l_b = float(cp.lower(k2, n2, pairtest.GAMMA / 2))
     s2 = np.linspace(l_b, min(1.0, u_a / kappa), 2001)
     t = pairtest.tail(np.full(1, d), n, n2, kappa, np.minimum(u_a, kappa * s2)[None, :],
                       s2[None, :])

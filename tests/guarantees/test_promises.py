@@ -9,6 +9,7 @@ import pytest
 
 from safeclf.data.task import Part, Task
 from safeclf.guarantees import promises as P
+from safeclf.guarantees.bounds import BOUNDS
 
 
 # -- intervals and verdicts ------------------------------------------------------------------
@@ -17,7 +18,7 @@ def test_clopper_pearson_is_exact_at_the_edges_and_covers():
     lo, hi = P.clopper_pearson(5, 50, 0.95)
     assert lo < 0.1 < hi
     # the one-sided upper bound at δ is the (1 − δ) quantile: (1 − p)^n = δ for k = 0
-    assert P.clopper_pearson_upper(0, 100, 0.05) == pytest.approx(1 - 0.05 ** (1 / 100))
+    assert BOUNDS["clopper_pearson"].upper(0, 100, 0.05) == pytest.approx(1 - 0.05 ** (1 / 100))
     rng = np.random.default_rng(0)
     p, n = 0.07, 80
     ks = rng.binomial(n, p, 4000)

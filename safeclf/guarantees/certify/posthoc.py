@@ -43,7 +43,7 @@ def declared_promises(items, task, classes, where: str = "promises") -> list:
     return declared.promises(items, y_pos, task.train.rows, task.info, where)
 
 
-def certified_fit(plugin, params: dict, task, certify: dict, items, seed: int) -> Outcome:
+def certify_threshold(plugin, params: dict, task, certify: dict, items, seed: int) -> Outcome:
     """Fit ``plugin`` on the candidate part and certify its rule (see the module docstring);
     ``certify`` is the method entry's ``certify`` mapping, ``items`` its ``promises``."""
     from safeclf.errors import InfeasibleError, SolverError

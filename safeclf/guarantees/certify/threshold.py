@@ -619,13 +619,15 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Whether the decision reads the group, in words: ``no`` (group-blind: its columns are
         left out), ``yes: a threshold per group ...``, ``yes: the model's features include the
         group ...`` or ``no: no feature column encodes the group``."""
+        from safeclf.guarantees.group_encoding import encodes_group
+
         if self.group_blind:
             return (f"no: group-blind (the {len(self.blind_columns_)} feature columns that "
                     "encode the group are not read; one threshold for everyone)")
         if self.rule_ is not None and self.rule_.per_group:
             return "yes: a threshold per group, read from the group's feature columns"
         if entry is not None and entry in rows and \
-                _encodes_group(X, rows[entry], self.group_columns, rows):
+                encodes_group(X, rows, self.group_columns, entry):
             return "yes: one threshold, but the model's features include the group's columns"
         return "no: one threshold, and no feature column encodes the group"
 
@@ -688,12 +690,3 @@ def blind_columns(X, rows, promises, group_columns=None) -> tuple[int, ...]:
     X = X.to_numpy() if hasattr(X, "iloc") else X
     return tuple(sorted({c for e in entries if e in rows
                          for c in encoding_columns(X, rows[e])}))
-
-
-def _encodes_group(X, groups, group_columns, rows) -> bool:
-    """Whether some feature column of X encodes the groups or a component of them."""
-    from safeclf.guarantees.group_encoding import encoding_columns
-
-    X = X.to_numpy() if hasattr(X, "iloc") else X
-    keys = [groups] + [rows[c] for c in group_columns or () if c in rows]
-    return any(encoding_columns(X, g) for g in keys)

@@ -265,8 +265,8 @@ def _choose(table: list[dict]) -> int:
     return min(range(len(table)), key=key)
 
 
-def certified_fit(plugin, params: dict, task, delta: float, fraction: float, seed: int,
-                  bound: str = B.DEFAULT, allow_degenerate: bool = False) -> Outcome:
+def certify_in_training(plugin, params: dict, task, delta: float, fraction: float, seed: int,
+                        bound: str = B.DEFAULT, allow_degenerate: bool = False) -> Outcome:
     """Candidate selection, safety test and the outcome (see the module docstring); ``bound``
     names the one-sided bound of the tightening and the safety test (:mod:`safeclf.guarantees.bounds`).
     A candidate that passes but is degenerate on the training rows (:mod:`safeclf.guarantees.trivial`)
