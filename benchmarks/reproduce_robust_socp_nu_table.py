@@ -1,10 +1,13 @@
-"""Ben-Tal et al. (2011), Table 2: ν(µ̂⁻, µ̂⁺, σ̂) for σ̂ ∈ {0.2, 0.5, 0.8, 1.0} and 10 equally
-spaced µ̂± in [−σ̂, σ̂] (rows µ̂⁻, columns µ̂⁺; '–' where µ̂⁻ > µ̂⁺), followed by the radius
-ratio Bernstein / Chebyshev, κ ν(µ̂, µ̂, σ̂) / (√((1−ε)/ε) √(σ̂² − µ̂²)) at µ̂ = 0, against the
-issue's figures.
+"""Ben-Tal et al. (2011), ν of eq. (14) on Table 2's grid: σ̂ ∈ {0.2, 0.5, 0.8, 1.0} and 10
+equally spaced µ̂± in [−σ̂, σ̂] (rows µ̂⁻, columns µ̂⁺; '–' where µ̂⁻ > µ̂⁺), followed by the
+radius ratio Bernstein / Chebyshev, κ ν(µ̂, µ̂, σ̂) / (√((1−ε)/ε) √(σ̂² − µ̂²)) at µ̂ = 0.
 
-Each entry is checked against the Claim (√(σ̂² − µ̂min²) ≤ ν ≤ 1); the script exits non-zero if
-one fails or if a ratio is off the issue's figure by more than 0.01.
+What it is checked against, and where that comes from: the supplied paper text stops at §2.2,
+before §3–4 and before Table 2's values, so no entry is compared with the paper's table.
+Each entry is checked against the bounds √(σ̂² − µ̂min²) ≤ ν ≤ 1 (an invariant: 0 ≤ ν ≤ 1 is
+stated with (14)); each ratio against an independent brute-force computation quoted by issue 3
+(two digits: source project, not the paper). The script exits non-zero if one fails or if a
+ratio is off that computation by more than 0.01 + 3 %.
 
 Run: .venv/bin/python benchmarks/reproduce_robust_socp_nu_table.py
 """
@@ -36,30 +39,36 @@ def table(sigma: float) -> tuple[str, bool]:
     return "\n".join(lines), bool(claim)
 
 
-# (σ̂, ε, the issue's ratio)
+# (σ̂, ε, the ratio of the independent brute-force computation quoted by issue 3)
 RATIOS = [(0.02, 0.01, 3.9), (0.05, 0.01, 1.8), (0.1, 0.01, 1.0), (0.2, 0.01, 0.6),
           (1 / np.sqrt(3), 0.01, 0.34), (1.0, 0.01, 0.31), (0.2, 0.05, 1.11), (0.2, 0.2, 1.77),
           (1 / np.sqrt(3), 0.05, 0.62), (1 / np.sqrt(3), 0.2, 0.99)]
 
 
 def main() -> int:
-    failures = 0
-    print("# Table 2: ν(µ̂⁻, µ̂⁺, σ̂)\n")
+    from safeclf.report.expect import source_line
+
+    verdicts = []
+    print("# ν(µ̂⁻, µ̂⁺, σ̂) on Table 2's grid (ours: the supplied text has no Table 2 values)\n")
     for sigma in (0.2, 0.5, 0.8, 1.0):
         text, claim = table(sigma)
         print(text)
-        print(f"\nClaim bounds hold for every entry: {claim}\n")
-        failures += not claim
-    print("# Radius ratio κν/(√((1−ε)/ε)σ̂) at µ̂ = 0 (independent values, issue 3)\n")
-    print("| σ̂ | ε | ν(0, 0, σ̂) | ours | issue | |\n|---|---|---|---|---|---|")
+        print(f"\nBounds √(σ̂² − µ̂min²) ≤ ν ≤ 1 hold for every entry: {claim}\n")
+        verdicts.append({"verdict": "pass" if claim else "FAIL", "source": "invariant"})
+    print("# Radius ratio κν/(√((1−ε)/ε)σ̂) at µ̂ = 0 against an independent brute-force "
+          "computation (issue 3; not the paper)\n")
+    print("| σ̂ | ε | ν(0, 0, σ̂) | ours | brute force | |\n|---|---|---|---|---|---|")
     for sigma, eps, expected in RATIOS:
         v = float(nu(0.0, 0.0, sigma))
         ratio = kappa(eps) * v / (kappa_chebyshev(eps) * sigma)
-        good = abs(ratio - expected) <= 0.01 + 0.03 * expected  # issue figures: 2 digits
-        failures += not good
+        good = abs(ratio - expected) <= 0.01 + 0.03 * expected  # two digits
+        verdicts.append({"verdict": "pass" if good else "FAIL", "source": "project"})
         print(f"| {sigma:.4g} | {eps} | {v:.4f} | {ratio:.3f} | {expected} | "
               f"{'ok' if good else 'OFF'} |")
-    return 1 if failures else 0
+    met = sum(v["verdict"] == "pass" for v in verdicts)
+    print(f"\nexpectations met: {met}/{len(verdicts)}")
+    print(source_line(verdicts))
+    return 0 if met == len(verdicts) else 1
 
 
 if __name__ == "__main__":

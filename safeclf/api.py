@@ -60,7 +60,7 @@ def read_spec(spec: str | Path | Mapping[str, Any] | Spec, profile: str | None =
     """A checked :class:`~safeclf.spec.schema.Spec` from a YAML path, a mapping or a ``Spec``, with
     ``profile`` and ``overrides`` applied as the command line applies them. Relative data paths
     in a mapping are taken from the current folder (from the file's folder for a path)."""
-    from safeclf.spec.check import check, load_spec, parse, resolve_paths
+    from safeclf.spec.check import check, check_sources, load_spec, parse, resolve_paths
     from safeclf.spec.schema import Spec
     from safeclf.spec.yaml import apply_overrides, apply_profile
 
@@ -75,6 +75,7 @@ def read_spec(spec: str | Path | Mapping[str, Any] | Spec, profile: str | None =
     data = copy.deepcopy(dict(spec))  # the caller's mapping is left as it was
     parsed = parse(apply_overrides(apply_profile(data, profile), list(overrides)))
     check(parsed)
+    check_sources(parsed)
     resolve_paths(parsed, Path.cwd())
     return parsed
 

@@ -27,7 +27,7 @@ plots:
   - {kind: scatter, x: test_balanced_accuracy, y: test_error}
   - {kind: line, x: param.C, y: test_error}
 expect:
-  - {metric: test_error, method: logreg, dataset: breast_cancer, "<=": 0.1}
+  - {metric: test_error, method: logreg, dataset: breast_cancer, "<=": 0.1, source: project}
 profiles:
   ci:
     seeds: 1

@@ -214,7 +214,7 @@ def test_its_metrics_plot_and_distribution_reach_the_run(toy_plugin, cli, write_
 
 
 @pytest.mark.parametrize("where, spec_part, message", [
-    ("expect", "expect: [{metric: coef_nrm, method: toy_logreg, '<=': 1}]",
+    ("expect", "expect: [{metric: coef_nrm, method: toy_logreg, '<=': 1, source: project}]",
      "error: expect[0].metric: no method selected reports 'coef_nrm' (did you mean "
      "'coef_norm'?)"),
     ("plot", "plots: [{kind: line, x: param.C, y: coef_nrm}]",

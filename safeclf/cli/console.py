@@ -29,6 +29,19 @@ def print_jobs(console, jobs) -> None:
     console.print(table)
 
 
+def print_compile_time(console, results) -> None:
+    """One line with the seconds numba spent compiling over the run's jobs (each worker's
+    first fit of a method with compiled code pays them unless numba's cache holds the code;
+    ``make install`` fills it) and the cache folder; nothing when no job used compiled code."""
+    seconds = [r.compile_seconds for r in results if r.compile_seconds is not None]
+    if seconds:
+        from safeclf._utils import jit
+
+        console.print(f"numba: {sum(seconds):.1f} s compiling in {len(seconds)} job(s), "
+                      f"{max(seconds):.1f} s in the longest (cache: {jit.cache_dir()})",
+                      highlight=False, markup=False)
+
+
 def print_outcome(console, outcome) -> None:
     """The summary table, failures, expectation verdicts and the run folder."""
     from safeclf.store.folder import summary_table
@@ -49,6 +62,7 @@ def print_outcome(console, outcome) -> None:
 
         by_group.print_table(console, [r.to_record() for r in outcome.results])
     print_degenerate(console, outcome.results)
+    print_compile_time(console, outcome.results)
     failures = [r for r in outcome.results if r.failed]
     if failures:
         from rich.markup import escape
@@ -73,15 +87,21 @@ def print_outcome(console, outcome) -> None:
     if outcome.expectations:
         from rich.text import Text
 
-        table = _table("Expectations", ["expectation", "group", "measured", "condition", "verdict"])
+        from safeclf.report.expect import source_line
+
+        table = _table("Expectations", ["expectation", "group", "measured", "condition", "source",
+                                        "verdict"])
         for v in outcome.expectations:
             style = "green" if v["verdict"] == "pass" else "bold red"
             measured = "nan" if v["measured"] != v["measured"] else f"{v['measured']:.4g}"
             verdict = Text(v["verdict"], style=style) + Text(f" ({v['why']})" if v["why"] else "")
-            table.add_row(*_cells(v["expectation"], v["group"], measured, v["condition"]), verdict)
+            source = v["source"] + (f" ({v['source_where']})" if v.get("source_where") else "")
+            table.add_row(*_cells(v["expectation"], v["group"], measured, v["condition"], source),
+                          verdict)
         console.print(table)
         met = sum(v["verdict"] == "pass" for v in outcome.expectations)
         console.print(f"expectations met: {met}/{len(outcome.expectations)}")
+        console.print(source_line(outcome.expectations))
     console.print("run folder:", _cells(str(run_dir))[0])
 
 
@@ -148,3 +168,35 @@ def print_bad_rows(console, bad) -> None:
     if len(bad) > BAD_ROWS_SHOWN:
         console.print(f"... and {len(bad) - BAD_ROWS_SHOWN} more (write them all with "
                       "--bad-rows FILE)", markup=False)
+
+
+def print_audit(console, result) -> None:
+    """An audit (:func:`safeclf.serve.audit.audit`): one row per promise (bound, estimate and
+    limits, rows, verdict, n needed), then each promise's statement with the certificate's
+    and the audit's words, what the verdicts mean, and the report files."""
+    from rich.text import Text
+
+    from safeclf.report.verdicts import _rows
+
+    style = {"holds": "green", "violated": "bold red", "inconclusive": "yellow"}
+    console.print(f"audit of {result.model} on {result.rows} labelled rows"
+                  + (f" ({result.skipped} skipped)" if result.skipped else ""), markup=False)
+    table = _table("Promises (audited rows)", ["promise", "bound", "estimate (limits)",
+                                               "n", "verdict", "n needed"])
+    for r in result.promises.itertuples(index=False):
+        est = "" if r.verdict == "not checked" else \
+            f"{r.estimate:.3g} [{r.lower:.3g}, {r.upper:.3g}]"
+        need = "" if r.n_needed != r.n_needed else _rows(float(r.n_needed))
+        table.add_row(*_cells(r.promise, r.bound, est, r.n_groups or str(r.n)),
+                      Text(r.verdict, style=style.get(r.verdict, "")), Text(need))
+    console.print(table)
+    for r in result.promises.itertuples(index=False):
+        console.print(f"{r.promise}: {r.statement}", markup=False)
+        console.print(f"  certificate: {r.certificate}", markup=False)
+        if r.run_test_check:
+            console.print(f"  run's test check: {r.run_test_check}", markup=False)
+        console.print(f"  audit: {r.audit if r.verdict != 'not checked' else r.note}",
+                      markup=False)
+    console.print(result.meaning(), markup=False)
+    for path in result.written:
+        console.print(f"report written to {path}", markup=False)

@@ -6,6 +6,8 @@ or the intersections ``group: [sex, race]``, privileged ``White`` and ``Male & W
 column then also kept as ``rows[<column>]``), the label is
 1 for ``>50K``. Categorical columns are one-hot encoded (a missing ``?`` becomes all zeros);
 numeric columns are left as they are (use the dataset's ``preprocess: standardize``).
+``encoding: a9a`` gives LIBSVM's a9a encoding instead (123 binary features, the numeric columns
+in quintile bins: :mod:`safeclf.datasets.a9a`), the data of Goh et al. (2016)'s Figure 2.
 
 ``n_rows`` keeps a uniform random subsample of that many of the 48,842 pooled rows, drawn with
 ``subsample_seed`` (the same rows for every seed of a spec: the seeds then vary the split, as
@@ -17,6 +19,7 @@ with ``split: {test: ...}``.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Literal
 
 import numpy as np
 
@@ -63,11 +66,13 @@ def load_adult(
     n_rows: int | None = None,
     subsample_seed: int = 0,
     group: str | list[str] = "sex",
+    encoding: Literal["onehot", "a9a"] = "onehot",
 ):
     """Adult with its predefined split; ``sensitive_as_feature`` keeps ``sex`` among the
     features, ``sparse`` returns a CSR matrix, ``drop`` removes columns before encoding,
     ``n_rows`` keeps a random subsample of that many rows (drawn with ``subsample_seed``),
-    ``group`` the protected attribute(s) whose values (or intersections) are the groups."""
+    ``group`` the protected attribute(s) whose values (or intersections) are the groups,
+    ``encoding`` one-hot categories beside the raw numbers, or a9a's 123 binary features."""
     import pandas as pd
 
     from safeclf.guarantees import groups as G
@@ -90,9 +95,14 @@ def load_adult(
     features = frame.drop(columns=["income", *(drop or [])])
     if not sensitive_as_feature:
         features = features.drop(columns=["sex"])
-    categorical = [c for c in features.columns if c not in NUMERIC]
-    encoded = pd.get_dummies(features, columns=categorical, dtype=float)
-    X = encoded.to_numpy(dtype=float)
+    if encoding == "a9a":
+        from safeclf.datasets import a9a
+
+        X, names = a9a.encode(features)
+    else:
+        categorical = [c for c in features.columns if c not in NUMERIC]
+        encoded = pd.get_dummies(features, columns=categorical, dtype=float)
+        X, names = encoded.to_numpy(dtype=float), list(encoded.columns)
     split = np.array(["train"] * len(train) + ["test"] * len(test))
     if n_rows is not None:
         if not 10 <= n_rows <= X.shape[0]:
@@ -106,7 +116,7 @@ def load_adult(
 
         X = sp.csr_matrix(X)
     rows = {"groups": groups, "split": split}
-    info = {"feature_names": list(encoded.columns),
+    info = {"feature_names": names, "encoding": encoding,
             "privileged_group": G.label([PRIVILEGED[c] for c in columns]), "outcome": OUTCOME}
     if len(columns) > 1:
         rows.update({c: v.astype(str).astype(object) for c, v in parts.items()})

@@ -246,6 +246,7 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
     """Run one job described by ``payload`` (job fields, dataset entry, method entry, metric
     names) and return its result. ``fit(plugin, estimator, task)`` replaces the
     plugin's fit (:func:`run_path` passes the next step of a path)."""
+    from safeclf._utils import jit
     from safeclf.guarantees.certify import NO_SOLUTION, certified_fit
     from safeclf.guarantees.metrics import evaluate
     from safeclf.guarantees.outcome import name_promises
@@ -254,10 +255,12 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
     job, dentry, mentry = payload["job"], payload["dataset"], payload["method"]
     result = JobResult(**job)
     caught: list = []
+    compiled = None
     try:
         with warnings.catch_warnings(record=True) as caught, contextlib.ExitStack() as threads:
             warnings.simplefilter("always")
             plugin = registry.get_method(mentry["method"])
+            compiled = jit.compile_seconds()  # the plugin's modules (and numba) are imported now
             how = job_preprocess(dentry, mentry)
             task = split_task(load_dataset(dentry, how), dentry, job["seed"], job["fold"])
             task = preprocess(task, how)
@@ -281,7 +284,7 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
                                              **promise_metrics(records),
                                              **_trivial(result, task, None)})
                     result.promises = _plain(records)
-                    return _finish(result, caught)
+                    return _finish(result, caught, compiled)
                 est, declared = outcome.estimator, outcome.promises
             else:
                 est = plugin.build(job["params"], random_state=job["seed"])
@@ -330,7 +333,7 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
         result.fail(str(exc))
     except Exception as exc:  # a job's bug must not stop the run; keep the evidence
         result.fail(f"{type(exc).__name__}: {' '.join(str(exc).split())}", traceback.format_exc())
-    return _finish(result, caught)
+    return _finish(result, caught, compiled)
 
 
 def _trivial(result: JobResult, task: Task, pred) -> dict[str, float]:
@@ -368,8 +371,14 @@ def _unchecked(promises, reason: str | None = None) -> list[dict]:
             for p in promises]
 
 
-def _finish(result: JobResult, caught) -> JobResult:
-    """Attach the distinct warnings seen during the job."""
+def _finish(result: JobResult, caught, compiled: float | None = None) -> JobResult:
+    """Attach the distinct warnings seen during the job, and the seconds numba spent compiling
+    since ``compiled`` (:func:`safeclf._utils.jit.compile_seconds` at the job's start)."""
+    from safeclf._utils import jit
+
+    now = jit.compile_seconds()
+    if now is not None:
+        result.compile_seconds = round(now - (compiled or 0.0), 3)
     result.warnings = list(dict.fromkeys(
         f"{w.category.__name__}: {' '.join(str(w.message).split())}" for w in caught or []))
     return result

@@ -136,6 +136,12 @@ class MethodPlugin:
             params["random_state"] = random_state
         return self.estimator(**params)
 
+    def requires(self, params: Mapping[str, Any]) -> dict[str, str]:
+        """Optional packages a model with these parameters imports, each with the extra of
+        safeclf that installs it (``{"fairlearn": "bench"}``); checked when the spec is
+        validated (:func:`safeclf.spec.check.check`), before anything runs. Default: none."""
+        return {}
+
     def needs_for(self, params: Mapping[str, Any]) -> tuple[str, ...]:
         """What a model with these parameters needs; override when it depends on them (a
         model without calibration needs no calibration split). Default: :attr:`needs`."""

@@ -192,10 +192,18 @@ def _expectations_section(run) -> str:
         except (IndexError, ValueError, AttributeError):
             return None
 
-    frame.insert(3, "paper", frame["expectation"].map(paper))
+    from safeclf.report.expect import source_line
+
+    frame.insert(3, "reference", frame["expectation"].map(paper))
     met = int((frame["verdict"] == "pass").sum())
-    return (f'<p class="note">{met} of {len(frame)} met; <code>paper</code> is the figure the '
-            "paper reports where the expectation names one (checked within its tolerance).</p>"
+    counts = source_line(frame.to_dict("records")).removeprefix("by source: ")
+    return (f'<p class="note">{met} of {len(frame)} met ({escape(counts)}); '
+            "<code>reference</code> is the value (the spec's <code>paper</code>) where the "
+            "expectation names one (checked within its "
+            "tolerance); <code>source</code> says where a reference comes from: the paper "
+            "(page, table, equation), a figure read off one of its plots, the author's report, "
+            "the project's own measurement or choice, or an invariant (true by construction: "
+            "a solver or implementation check, not a reproduced figure).</p>"
             + table(frame))
 
 

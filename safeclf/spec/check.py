@@ -48,8 +48,24 @@ def load_spec(path: str | Path, profile: str | None = None, check_names: bool = 
     spec = parse(data)
     if check_names:
         check(spec)
+        check_sources(spec)
         resolve_paths(spec, Path(path).resolve().parent)
     return spec
+
+
+def check_sources(spec: Spec) -> None:
+    """Every expectation of a spec the user gives says where its reference comes from
+    (``source``); a run folder's stored spec from before ``source`` existed is read without
+    this check (it is a record, not a request)."""
+    from safeclf.spec.schema import SOURCE_KINDS
+
+    for i, e in enumerate(spec.expect):
+        if e.source is None:
+            raise SpecError(
+                f"expect[{i}].source is required: say where the reference comes from, one of "
+                f"{', '.join(SOURCE_KINDS)} (paper, figure and report with where: the page, "
+                "table, equation or figure), e.g. source: {kind: paper, where: \"Table 2\"} "
+                "or source: project")
 
 
 def path_params(dataset: str) -> list[str]:
@@ -117,9 +133,11 @@ def check(spec: Spec) -> None:
         plugin = registry.get_dataset(d.dataset, f"datasets[{i}].dataset")
         plugin.check_params(d.params, f"datasets[{i}].params")
     plot_kinds = set(BUILTIN_PLOT_KEYS)
+    plugin_plots: dict = {}
     for i, m in enumerate(spec.methods):
         plugin = registry.get_method(m.method, f"methods[{i}].method")
         for point in grid_points(m.params, f"methods[{i}].params"):
+            _check_installed(plugin, point, f"methods[{i}]")
             plugin.check_params(point, f"methods[{i}].params")
         if m.promises is not None:
             from safeclf.guarantees import declared
@@ -136,6 +154,7 @@ def check(spec: Spec) -> None:
                                 "certified training, not as a path; drop one of the two")
             _check_path(m, plugin, f"methods[{i}].path")
         plot_kinds |= set(plugin.plots)
+        plugin_plots.update(plugin.plots)
     for i, name in enumerate(spec.metrics):
         if name not in METRICS:
             raise SpecError(f"metrics[{i}]: unknown metric '{name}'{closest(name, METRICS)}; "
@@ -148,6 +167,7 @@ def check(spec: Spec) -> None:
             if key not in (p.model_extra or {}):
                 raise SpecError(f"plots[{i}].{key} is required for a '{p.kind}' plot")
         _check_plot(spec, i, p)
+        _check_plugin_plot(i, p, plugin_plots.get(p.kind))
     dlabels = {spec.dataset_label(i) for i in range(len(spec.datasets))}
     mlabels = {spec.method_label(i) for i in range(len(spec.methods))}
     for i, e in enumerate(spec.expect):
@@ -230,6 +250,19 @@ def _check_plot(spec: Spec, i: int, p: PlotEntry) -> None:
     if p.kind in ("bar", "frontier") and bound is not None and (
             isinstance(bound, bool) or not isinstance(bound, int | float)):
         raise SpecError(f"plots[{i}].bound must be a number, got {bound!r}")
+
+
+def _check_plugin_plot(i: int, p: PlotEntry, fn) -> None:
+    """A method's plot kind validates its own options: its ``check(options)`` (the options
+    beside the ``methods``/``datasets`` filters) raises ``ValueError`` naming the option."""
+    check = getattr(fn, "check", None)
+    if check is None:
+        return
+    options = {k: v for k, v in (p.model_extra or {}).items() if k not in ("methods", "datasets")}
+    try:
+        check(options)
+    except ValueError as exc:
+        raise SpecError(f"plots[{i}] ({p.kind}): {exc}") from None
 
 
 def reported_metrics(spec: Spec, method_index: int) -> set[str] | None:
@@ -330,6 +363,22 @@ def _check_metric_names(spec: Spec) -> None:
         extra = p.model_extra or {}
         for key in BUILTIN_PLOT_KEYS.get(p.kind, ()):
             verify(f"plots[{i}].{key}", extra.get(key), extra.get("methods"))
+
+
+def _check_installed(plugin, params, where: str) -> None:
+    """The optional packages the plugin needs for ``params`` are installed; otherwise one line
+    naming the extra that installs them (before anything is read or run)."""
+    import importlib.util
+
+    for module, extra in plugin.requires(params).items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a broken parent package, a module without spec
+            found = False
+        if not found:
+            raise SpecError(f"{where}: method '{plugin.name}' needs the {module} package, which "
+                            f"is not installed: install the {extra} extra (pip install "
+                            f"'safeclf[{extra}]')")
 
 
 def _check_certify(m: MethodEntry, plugin, where: str) -> None:

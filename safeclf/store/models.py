@@ -83,15 +83,18 @@ def save(path: Path, estimator, preprocessor, meta: dict[str, Any]) -> None:
     atomic_write(path.with_suffix(".json"), json.dumps(meta, indent=2, default=str) + "\n")
 
 
-def load(path: Path):
-    """The pipeline in ``path``. Every object the file describes is checked against
-    :data:`safeclf.store.trust.TRUSTED_TYPES` before anything is built; any other file, or one
-    that is not a pipeline ending in an estimator, is refused with one line."""
+def load(path: str | Path):
+    """The pipeline in ``path`` (a str or a Path). Every object the file describes is checked
+    against :data:`safeclf.store.trust.TRUSTED_TYPES` before anything is built; any other file,
+    or one that is not a pipeline ending in an estimator, is refused with one line. To score
+    raw rows with the encoding and checks of ``safeclf predict``, use
+    :func:`safeclf.load_model`."""
     import skops.io as sio
     from sklearn.pipeline import Pipeline
 
     from safeclf.store.trust import check_file, translated
 
+    path = Path(path)
     if not path.is_file():
         raise SpecError(f"no saved model '{path}' (run with save_models: true to keep models)")
     trusted = check_file(path)
@@ -109,10 +112,11 @@ def load(path: Path):
     return pipeline
 
 
-def read_meta(meta_path: Path) -> dict[str, Any]:
+def read_meta(meta_path: str | Path) -> dict[str, Any]:
     """The metadata beside a model, checked: present, JSON, this format, the keys
     :func:`predict_file` needs with their types (whatever the dataset; predict itself reads
     rows for ``csv`` datasets only)."""
+    meta_path = Path(meta_path)
     where = f"model metadata '{meta_path}'"
     if not meta_path.is_file():
         raise SpecError(f"{where} is missing; the model cannot be used without it (re-run the "

@@ -47,7 +47,9 @@ class RunFolder:
         (estimate, interval, verdict); a method without a promise has one ``none`` row.
     expectations : pandas.DataFrame
         ``expectations.csv``: the spec's ``expect`` entries with the measured value, the
-        condition (the paper's value where given) and the verdict; empty without ``expect``.
+        condition (the reference value where given), the verdict and the ``source`` of the
+        reference (paper, figure, report, project, invariant; ``source_where`` the page,
+        table or figure); empty without ``expect``.
     exit_code : int
         What the ``safeclf run`` command would have exited with: 1 when a job failed or (with
         ``check=True``) an expectation was not met, else 0. ``None`` for :func:`load_run`.

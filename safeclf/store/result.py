@@ -67,6 +67,10 @@ class JobResult:
         Each distinct warning raised while the job ran, as ``Category: message``.
     fit_seconds, predict_seconds : float or None
         Wall time of ``fit`` and of predicting and measuring every part.
+    compile_seconds : float or None
+        Seconds numba spent compiling while the job ran (a worker's first fit of a method
+        with compiled code, when numba's cache did not hold it); None when the process had
+        not imported numba (:mod:`safeclf._utils.jit`).
     solver_status : str or None
         The estimator's ``solver_status_`` (see :mod:`safeclf.methods._solvers.status`), when it has one.
     n_iter : int or None
@@ -101,6 +105,7 @@ class JobResult:
     warnings: list[str] = field(default_factory=list)
     fit_seconds: float | None = None
     predict_seconds: float | None = None
+    compile_seconds: float | None = None
     solver_status: str | None = None
     n_iter: int | None = None
     sizes: dict[str, int] = field(default_factory=dict)
@@ -132,7 +137,7 @@ class JobResult:
         before changing it."""
         record = {f.name: getattr(self, f.name) for f in fields(self)}
         record["status"] = self.status.value
-        for key in ("traceback", "certification", "degenerate_reason"):
+        for key in ("traceback", "certification", "degenerate_reason", "compile_seconds"):
             if record[key] is None:
                 del record[key]
         return record

@@ -110,6 +110,22 @@ CASES = [
     ("unknown-profile", BASE + "profiles: {ci: {seeds: 1}}\n", ["--profile", "cj"], 2,
      "profiles: no profile 'cj' (did you mean 'ci'?)"),
     ("zero-seeds", BASE.replace("seeds: 1", "seeds: 0"), [], 2, "seeds must be ≥ 1, got 0"),
+    # issue 34: every expectation says where its reference comes from
+    ("expect-without-source", BASE + 'expect: [{metric: test_error, "<=": 0.1}]\n', [], 2,
+     "expect[0].source is required: say where the reference comes from, one of paper, figure,"
+     " report, project, invariant"),
+    ("expect-paper-source-without-where",
+     BASE + 'expect: [{metric: test_error, "<=": 0.1, source: paper}]\n', [], 2,
+     "expect[0].source needs 'where' for a 'paper' source: the page, table, equation"),
+    ("expect-unknown-source",
+     BASE + 'expect: [{metric: test_error, "<=": 0.1, source: papr}]\n', [], 2,
+     "expect[0].source must be 'paper', 'figure', 'report', 'project' or 'invariant', got "
+     "'papr' (did you mean 'paper'?)"),
+    ("expect-figure-one-sided",
+     BASE + 'expect: [{metric: test_error, paper: 0.2, tolerance: 0.01, compare: at_most, '
+     'source: {kind: figure, where: Fig. 2}}]\n', [], 2,
+     "expect[0] has a 'figure' source (a value read off a plot): give it as 'paper' with a "
+     "two-sided 'tolerance' (compare: within)"),
     ("two-conditions", BASE + 'expect: [{metric: test_error, "<=": 0.1, ">=": 0.0}]\n', [], 2,
      "expect[0] needs exactly one condition"),
     ("expect-unknown-method", BASE + 'expect: [{metric: test_error, method: logrg, "<=": 0.1}]\n',
@@ -118,6 +134,16 @@ CASES = [
      "plots[0].kind: unknown plot kind 'barr' (did you mean 'bar'?)"),
     ("plot-missing-axis", BASE + "plots: [{kind: scatter, x: test_error}]\n", [], 2,
      "plots[0].y is required for a 'scatter' plot"),
+    # issue 34: a method's plot kind validates its own options
+    ("mcsvm-plot-unknown-option",
+     BASE.replace("method: svm", "method: mcsvm\n    params: {calibration: none}")
+     + "plots: [{kind: safe_regions, colour: red}]\n", [], 2,
+     "plots[0] (safe_regions): colour is not an option of this plot kind (options: none)"),
+    ("mcsvm-plot-bad-epsilons",
+     BASE.replace("method: svm", "method: mcsvm\n    params: {calibration: none}")
+     + "plots: [{kind: sdr_regions, epsilons: [0.5, 2]}]\n", [], 2,
+     "plots[0] (sdr_regions): epsilons must be a non-empty list of numbers in (0, 1), got "
+     "[0.5, 2]"),
     ("dataset-param-type", BASE.replace("- dataset: iris", "- dataset: iris\n    params: {features: abc}"),
      [], 2, "datasets[0].params.features"),
     ("bad-jobs", BASE, ["--jobs", "0"], 2, "--jobs must be a positive number"),

@@ -614,3 +614,29 @@ def test_catalogue_size():
     """Issue 20 item 6: this file's share of the catalogue."""
     assert len(CASES) >= 120
     assert len({c[0] for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("entry, module, place", [
+    ("{method: proset, name: proset_package, params: {engine: package}}", "proset",
+     "methods[0]: method 'proset'"),
+    ("{method: fairlearn_eg, params: {eps: 0.01}}", "fairlearn", "methods[0]: method 'fairlearn_eg'"),
+])
+def test_a_missing_extra_is_named_at_validate(entry, module, place, tmp_path, cli, monkeypatch):
+    """issue 34: a config that needs a package of an extra says so when validated (one line,
+    the extra to install, exit 2), not when its jobs run; the package is made missing here
+    whether or not this machine has it."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a, **k: None if name == module else real(name, *a, **k))
+    line = run_and_validate(cli, tmp_path, BASE.replace("- method: svm", f"- {entry}"), [], 2,
+                            f"{place} needs the {module} package, which is not installed: "
+                            "install the bench extra (pip install 'safeclf[bench]')")
+    assert line.count("error:") == 1
+    # with the package present the same spec validates (proset: its safeclf engine needs none)
+    monkeypatch.setattr(importlib.util, "find_spec", real)
+    if module == "proset":
+        ok = tmp_path / "ok.yaml"
+        ok.write_text(BASE.replace("- method: svm", "- {method: proset}"))
+        assert cli("validate", ok).exit_code == 0

@@ -43,3 +43,31 @@ def test_validate_counts_jobs(cli, tiny_spec):
     result = cli("validate", tiny_spec)
     assert result.exit_code == 0
     assert "valid; 12 jobs (2 datasets, 2 methods, 2 seeds)" in " ".join(result.output.split())
+
+
+def test_run_reports_numba_compile_time(cli, write_spec, tmp_path):
+    # a method with compiled code (MC-SVM's dual): each job records the seconds numba spent
+    # compiling, and the run prints their total beside numba's cache folder
+    import json
+    import os
+
+    spec = write_spec("""
+        name: jit
+        seeds: 1
+        datasets:
+          - dataset: gaussians
+            params: {mean_pos: [4, 6], cov_pos: [[1.3, 0.9], [0.9, 1.3]], mean_neg: [3, 8],
+                     cov_neg: [[0.6, 0], [0, 1.4]], p_pos: 0.5, n_samples: 300}
+            split: {test: 0.25, calibration: 0.3}
+            preprocess: none
+        methods:
+          - method: mcsvm
+            params: {kernel: rbf, n_tau: 3, calibration: conformal}
+        metrics: [error]
+        """)
+    result = cli("run", spec, "--jobs", "1", "--out", tmp_path / "runs")
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert "numba: " in out and f"(cache: {os.environ['NUMBA_CACHE_DIR']})" in out
+    [record] = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/results/*.json")]
+    assert record["compile_seconds"] >= 0.0

@@ -98,8 +98,8 @@ def test_check_fails_when_expectation_unmet(cli, write_spec, tmp_path):
         datasets: [{dataset: iris}]
         methods: [{method: logreg, params: {max_iter: 500}}]
         expect:
-          - {metric: test_error, "<": 0.0, note: impossible on purpose}
-          - {metric: test_error, paper: 0.03, tolerance: 0.2}
+          - {metric: test_error, "<": 0.0, note: impossible on purpose, source: project}
+          - {metric: test_error, paper: 0.03, tolerance: 0.2, source: {kind: paper, where: p. 1}}
         """)
     checked = cli("run", spec, "--out", tmp_path / "a", "--jobs", "1", "--check")
     assert checked.exit_code == 1
@@ -389,7 +389,7 @@ def test_resume_with_edited_expectations_rechecks_them(cli, tiny_spec, write_spe
     out = tmp_path / "runs"
     assert cli("run", tiny_spec, "--out", out, "--profile", "ci", "-j", "1").exit_code == 0
     run = _run_dir(out)
-    edited = write_spec(tiny_spec.read_text().replace('"<=": 0.1}', '"<": 0.0}'), "edited.yaml")
+    edited = write_spec(tiny_spec.read_text().replace('"<=": 0.1,', '"<": 0.0,'), "edited.yaml")
     result = cli("run", edited, "--resume", run, "--profile", "ci", "--check")
     assert result.exit_code == 1 and "expectations met: 0/1" in result.output
     import yaml

@@ -274,7 +274,7 @@ methods:
     certify: {delta: 0.05, fraction: 0.3}
 metrics: [error, fairness_ratio]
 expect:
-  - {metric: no_solution, method: ramp, agg: mean, "<=": 1.0}
+  - {metric: no_solution, method: ramp, agg: mean, "<=": 1.0, source: invariant}
 """)
     out = run(spec, Options(out=tmp_path / "runs", jobs=1, check=True))
     assert out.exit_code == 0 and out.failed == 0

@@ -13,7 +13,7 @@ from safeclf.errors import DataError, SpecError
 from safeclf.methods.mcsvm import MultiCostSVM, plugin
 from safeclf.methods.mcsvm import calibration as cal
 from safeclf.methods.mcsvm.dual import solve_dual
-from safeclf.methods.mcsvm.kernels import Kernel, KernelCache
+from safeclf.methods.mcsvm.kernels import Kernel, KernelCache, fetch_row
 from safeclf.methods.mcsvm.primal import poly_feature_map, solve_primal, solve_primal_cvxpy
 from safeclf.methods.mcsvm.safe_region import GaussianSafeRegion, rho
 
@@ -204,6 +204,76 @@ def test_small_kernel_cache_gives_same_model(working_set):
     assert small.cache_bytes_ <= tiny_mib * 2**20 < big.cache_bytes_
     assert small.kernel_rows_computed_ > 300  # rows were evicted and computed again
     np.testing.assert_allclose(small.decision_function(X), big.decision_function(X), atol=5e-3)
+
+
+@pytest.mark.parametrize("d", [1, 2, 5])
+@pytest.mark.parametrize("gamma", [0.01, 0.5, 5.0])
+def test_float32_kernel_rows_match_float64_kernel(d, gamma):
+    # the cached rows (float32 exponential, float64 sums) against the float64 kernel matrix:
+    # within float32's resolution of values in (0, 1], including rows far out in the tail
+    rng = np.random.default_rng(d)
+    # a tight cluster and a wide one: γ‖x − z‖² from 0 to far beyond 87
+    X = rng.normal(0, 1, (300, d)) * np.r_[np.full(150, 0.3), np.full(150, 6.0)][:, None]
+    X /= np.sqrt(gamma)
+    cache = KernelCache(Kernel("rbf", gamma), X, 1e8)
+    K = Kernel("rbf", gamma)(X, X)
+    for i in range(0, 300, 7):
+        s = fetch_row(i, *cache.arrays())
+        np.testing.assert_allclose(cache.store[s], K[i], rtol=0, atol=1.2e-7)
+    assert K.min() < 1e-38 and np.mean(K > 0.5) > 0.05  # the tail (exponents below −87) and the bulk
+
+
+def test_kernel_cache_evicts_the_least_recently_used_row():
+    # the bounded cache against a reference LRU over a random sequence of row requests: the
+    # same rows computed, and every returned slot holds the requested row
+    X, _, _ = _toy(n=60, seed=3)
+    ker = Kernel("rbf", 0.5)
+    K = ker(X, X)
+    cache = KernelCache(ker, X, 5 * 60 * 4)  # room for 5 rows
+    assert cache.capacity == 5
+    rng = np.random.default_rng(0)
+    held, computed = [], 0  # reference LRU, most recent last
+    for i in rng.integers(0, 12, 400):
+        i = int(i)
+        if i in held:
+            held.remove(i)
+        else:
+            computed += 1
+            if len(held) == 5:
+                held.pop(0)
+        held.append(i)
+        s = fetch_row(i, *cache.arrays())
+        np.testing.assert_allclose(cache.store[s], K[i], atol=1.2e-7)
+        assert cache.computed_rows == computed
+    assert computed > 12  # rows were evicted and computed again
+
+
+def test_reduced_memory_solve_matches_float64_reference():
+    # the solver through a cache of 8 rows computed as it goes (the float32 exponential) against
+    # the same solver given the whole kernel matrix, NumPy's float64 kernel rounded once:
+    # the same objective to the tolerance, the same model
+    X, y, C = _toy(n=200, seed=4)
+    eta, ker = 0.7, Kernel("rbf", gamma=0.5)
+    small = KernelCache(ker, X, 8 * 200 * 4)
+    sol = solve_dual(small, y, C, eta, tol=1e-6)
+    assert small.computed_rows > 200  # rows were evicted and recomputed
+    K = ker(X, X)
+    ref = KernelCache(ker, X, 1e8)
+    ref.store = K.astype(np.float32)  # every row present, never computed by the solver
+    ref.slot_of[:] = np.arange(200)
+    ref.owner = np.arange(200)
+    ref.links = np.full((2, 200), -1, dtype=np.int64)
+    ref.state[:] = [0, 0, 200, 0]
+    sol_ref = solve_dual(ref, y, C, eta, tol=1e-6)
+    assert ref.computed_rows == 0  # the reference used NumPy's rows only
+
+    def obj(al):
+        v = y * al.sum(0)
+        return eta / 2 * v @ K @ v - al.sum()
+
+    assert obj(sol.alpha) == pytest.approx(obj(sol_ref.alpha), rel=1e-6)
+    np.testing.assert_allclose(sol.F, sol_ref.F, atol=1e-4)
+    np.testing.assert_allclose(sol.b, sol_ref.b, atol=1e-4)
 
 
 # -- estimator ------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ export/explain, search, and the scikit-learn contract."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -171,6 +172,41 @@ def test_min_cases_condition():
     with pytest.raises(DataError, match="at least 9"):
         check_min_cases([50, 8], ["a", "b"], 0.1)
     check_min_cases([50, 9], ["a", "b"], 0.1)
+
+
+def _eq_min_cases(n_k: int, eta: Fraction) -> bool:
+    """The lemma's original condition eq_min_cases, every split of the class into n correctly
+    and N_k - n wrongly classified cases, in exact arithmetic."""
+    return all((eta * n >= Fraction(1, 2) or eta * (n_k - n) >= Fraction(1, 2))
+               and (eta * n < n - Fraction(1, 2) or eta * (n_k - n) < n_k - n - Fraction(1, 2))
+               for n in range(n_k + 1))
+
+
+@pytest.mark.parametrize("denominator", [20, 100, 1000])
+def test_min_cases_agrees_with_exact_arithmetic_on_a_grid(denominator):
+    # every η = i / denominator in (0, 1) (a sample of them for 1000), N_k = 1 ... 60: accepted
+    # exactly when the paper's condition holds in fractions (floats accepted N_k = 19, 20 at
+    # η = 0.95, where 0.5 / (1 - 0.95) rounds below 10)
+    step = 7 if denominator == 1000 else 1
+    disagree = []
+    for i in range(1, denominator, step):
+        eta = Fraction(i, denominator)
+        for n_k in range(1, 61):
+            try:
+                check_min_cases([n_k], ["a"], float(eta))
+                accepted = True
+            except DataError:
+                accepted = False
+            if accepted != _eq_min_cases(n_k, eta):
+                disagree.append((str(eta), n_k, accepted))
+    assert not disagree, disagree[:5]
+
+
+def test_min_cases_at_eta_095_needs_21():
+    for n_k in (19, 20):
+        with pytest.raises(DataError, match="at least 21"):
+            check_min_cases([n_k, 50], ["a", "b"], 0.95)
+    check_min_cases([21, 50], ["a", "b"], 0.95)
 
 
 def test_fit_refuses_too_small_class_with_a_clear_error():

@@ -174,3 +174,36 @@ def test_choose_keeps_zero_when_met_and_otherwise_the_best_rule_meeting_every_co
     # coverage ≤ 0.2 and ≥ 0.6 together: no threshold meets both; the least violating one
     both = T.choose(z, np.vstack([err, cov, -cov]), np.r_[const, 0.0], np.array([0.2, -0.6]))
     assert both.violation == pytest.approx(0.2, abs=0.02)
+
+
+def test_the_report_gives_the_papers_zero_threshold_rule_beside_predict():
+    # Goh et al.'s Figures 2-3 threshold Problem 2's solution at zero; predict moves the bias by
+    # threshold_. The report's <part>_zero_threshold_* metrics are the former, counted directly
+    from safeclf.data.task import Part, Task
+    from safeclf.methods.ramp.plugin import plugin
+
+    n, moved, finite = 160, 0, 0
+    for seed in range(6):
+        X, y, rows = _noisy(n, seed)
+        est = RampClassifier(constraints=[CONSTRAINTS["ratio_0.9"]], lam=30.0 / n,
+                             random_state=seed, max_mm_iter=30)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                est.fit(X, y, groups=rows["groups"])
+            except InfeasibleError:
+                continue
+        Xt, yt, rt = _noisy(n, seed + 100)
+        task = Task("noisy", Part(X, y, {"groups": rows["groups"]}),
+                    Part(Xt, yt, {"groups": rt["groups"]}), info={"privileged_group": "B"})
+        m = plugin.report(est, task).metrics
+        zero = est.decision_function(Xt) + est.threshold_ > 0
+        g = rt["groups"]
+        assert m["test_zero_threshold_error"] == pytest.approx(np.mean(zero != (yt == 1)))
+        with np.errstate(invalid="ignore"):
+            ratio = zero[g != "B"].mean() / zero[g == "B"].mean()
+        assert m["test_zero_threshold_fairness_ratio"] == pytest.approx(ratio, nan_ok=True)
+        finite += np.isfinite(ratio)
+        moved += est.threshold_ != 0
+    # the two rules differ in some fits, so the comparison is not vacuous
+    assert moved > 0 and finite > 0

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from safeclf.report.expect import evaluate
-from safeclf.spec.check import parse
+from safeclf.errors import SpecError
+from safeclf.report.expect import by_source, evaluate, source_line
+from safeclf.spec.check import check_sources, parse
 
 
 def _table():
@@ -86,3 +87,33 @@ def test_where_accepts_a_list_of_values():
     assert v["measured"] == 4 and v["verdict"] == "pass"
     (none,) = evaluate(_spec({"metric": "err", "where": {"form": []}, "<=": 1}), table)
     assert none["why"] == "no rows match"
+
+
+def test_verdicts_carry_their_source_and_are_counted_apart():
+    # issue 34: a check true by construction is not counted as a paper figure reproduced
+    spec = _spec({"metric": "err", "where": {"form": "A"}, "paper": 0.1, "tolerance": 0.01,
+                  "source": {"kind": "figure", "where": "Figure 2"}},
+                 {"metric": "margin", "where": {"form": "A"}, "per": ["eps"],
+                  ">": {"where": {"form": "B"}}, "source": "invariant"},
+                 {"metric": "err", "where": {"form": "B"}, "<=": 0.1, "source": "project"})
+    verdicts = evaluate(spec, _table())
+    assert [(v["source"], v["source_where"]) for v in verdicts] == [
+        ("figure", "Figure 2"), ("invariant", ""), ("invariant", ""), ("project", "")]
+    assert [v["verdict"] for v in verdicts] == ["pass", "pass", "pass", "FAIL"]
+    assert by_source(verdicts) == {"paper": (0, 0), "figure": (1, 1), "report": (0, 0),
+                                   "project": (0, 1), "invariant": (2, 2)}
+    assert source_line(verdicts) == ("by source: paper 0/0 · figure 1/1 · report 0/0 · "
+                                     "project 0/1 · invariant 2/2")
+    assert verdicts[0]["condition"] == "figure 0.1 ± 0.01"
+    ours = _spec({"metric": "err", "paper": 0.1, "tolerance": 0.01, "source": "project"})
+    assert evaluate(ours, _table())[0]["condition"].startswith("reference 0.1")
+
+
+def test_a_stored_spec_without_sources_is_read_and_counted_unstated():
+    # a run folder written before `source` existed: parsed (resume, report), its verdicts
+    # "unstated"; a spec the user gives must state them (check_sources)
+    spec = _spec({"metric": "err", "<=": 0.5})
+    (v,) = evaluate(spec, _table())
+    assert v["source"] == "unstated" and by_source([v])["unstated"] == (1, 1)
+    with pytest.raises(SpecError, match=r"expect\[0\]\.source is required"):
+        check_sources(spec)

@@ -25,8 +25,9 @@ plots:
   - {kind: bar, metric: test_error}
   - {kind: scatter, x: test_fairness_ratio, y: test_error}
 expect:
-  - {metric: test_error, method: logreg, paper: 0.17, tolerance: 0.5, note: "a paper figure"}
-  - {metric: test_error, method: ramp, "<=": 0.0}
+  - {metric: test_error, method: logreg, paper: 0.17, tolerance: 0.5, note: "a paper figure",
+     source: {kind: paper, where: "Table 1"}}
+  - {metric: test_error, method: ramp, "<=": 0.0, source: invariant}
 """
 
 
@@ -124,8 +125,12 @@ def test_every_run_folder_gets_a_report_with_its_sections(run):
     assert "No promise made by: logreg" in page.text
     # expectations: the paper's value beside the measured one, and the verdicts
     header, *rows = by_section["expectations"][0]
-    assert len(rows) == 2 and rows[0][header.index("paper")] == "0.17"
+    assert len(rows) == 2 and rows[0][header.index("reference")] == "0.17"
     assert [r[header.index("verdict")] for r in rows] == ["pass", "FAIL"]
+    # ... each with its source, counted apart (issue 34)
+    assert [r[header.index("source")] for r in rows] == ["paper", "invariant"]
+    assert rows[0][header.index("source_where")] == "Table 1"
+    assert "paper 1/1 · figure 0/0 · report 0/0 · project 0/0 · invariant 0/1" in page.text
     # identity: the command, the versions and the resolved spec
     assert "safeclf.run" in page.text and "scikit-learn" in page.text
     assert "constraints:" in page.text and "report_test" in page.text

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from safeclf.errors import SpecError
-from safeclf.spec.check import parse
+from safeclf.spec.check import check_sources, parse
 from safeclf.spec.yaml import OMITTED, apply_profile, read_yaml
 
 CONFIGS = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml"))
@@ -28,6 +28,16 @@ def test_each_full_expectation_is_in_the_ci_profile_or_named_there_with_its_reas
     assert not unexplained, f"{path.name}: the ci profile leaves out {unexplained} without a reason"
     stale = sorted(set(reasons) - set(missing))
     assert not stale, f"{path.name}: profiles.ci.{OMITTED} names {stale}, which ci checks"
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
+@pytest.mark.parametrize("profile", [None, "ci"])
+def test_every_expectation_says_where_its_reference_comes_from(path, profile):
+    # issue 34: paper, figure (two-sided), report, project or invariant; the schema checks
+    # the kinds and where, check_sources that none is left out
+    spec = parse(apply_profile(read_yaml(path), profile))
+    check_sources(spec)
+    assert all(e.source is not None for e in spec.expect)
 
 
 def test_omitted_reasons_are_validated_by_the_spec_schema():

@@ -15,7 +15,8 @@ from scipy.stats import binom
 
 from safeclf.errors import DataError
 
-METHODS = ("bias_adjustment", "probabilistic_scaling", "conformal", "quantile")
+METHODS = ("bias_adjustment", "class_proportion", "z_svm", "probabilistic_scaling", "conformal",
+           "conformal_all", "quantile")
 
 
 @dataclass
@@ -52,6 +53,46 @@ def bias_adjustment(scores, safe) -> Offset:
     b_u, b_s = float(su.max()), float(ss.min())
     return Offset((b_u + b_s) / 2, "none: heuristic offset (Núñez et al. 2017), no probabilistic guarantee",
                   {"b_U": b_u, "b_S": b_s})
+
+
+def class_proportion(scores, safe) -> Offset:
+    """3.2.1, (24) "extended to take into account the proportion of classes" (Núñez et al.
+    2017; the paper gives no formula): the point between b_U and b_S that divides them in the
+    ratio of the class counts, b = (n_S·b_U + n_U·b_S) / (n_S + n_U), so the boundary moves
+    towards the minority class's extreme score; (24) on balanced data."""
+    ss, su = _split(scores, safe, "class_proportion")
+    if ss.size == 0:
+        raise DataError("class_proportion: the calibration set has no safe (y = +1) points")
+    b_u, b_s = float(su.max()), float(ss.min())
+    n_s, n_u = ss.size, su.size
+    return Offset((n_s * b_u + n_u * b_s) / (n_s + n_u),
+                  "none: heuristic offset ((24) weighted by the class counts), no probabilistic "
+                  "guarantee", {"b_U": b_u, "b_S": b_s, "n_S": int(n_s), "n_U": int(n_u)})
+
+
+def z_svm(scores, safe) -> Offset:
+    """3.2.1, the z-SVM approach (Imam et al. 2006) in the paper's setup: the offset that
+    maximises the geometric mean √(TPR·TNR) of the accuracies on the safe and the unsafe
+    points (safe predicted safe: s < b; unsafe predicted unsafe: s ≥ b), found exactly over
+    every distinct rule (scores sorted once); ties go to the smallest such b, placed halfway
+    between the neighbouring scores."""
+    ss, su = _split(scores, safe, "z_svm")
+    if ss.size == 0:
+        raise DataError("z_svm: the calibration set has no safe (y = +1) points")
+    cand = np.unique(np.r_[ss, su])
+    # the rule s < b for b just above cand[k]: safe below or at cand[k] are predicted safe
+    tpr = np.searchsorted(np.sort(ss), cand, side="right") / ss.size
+    tnr = 1.0 - np.searchsorted(np.sort(su), cand, side="right") / su.size
+    gm = np.sqrt(np.r_[0.0, tpr] * np.r_[1.0, tnr])  # k = −1: nothing predicted safe
+    k = int(np.argmax(gm)) - 1
+    if k < 0:
+        b = float(cand[0] - 1.0)
+    elif k == cand.size - 1:
+        b = float(cand[-1] + 1.0)
+    else:
+        b = float(0.5 * (cand[k] + cand[k + 1]))
+    return Offset(b, "none: heuristic offset (z-SVM, Imam et al. 2006), no probabilistic guarantee",
+                  {"geometric_mean": float(gm[k + 1])})
 
 
 def scaling_r(n_c: int, epsilon: float, delta: float) -> int:
@@ -101,6 +142,42 @@ def conformal(scores, safe, epsilon) -> Offset:
     )
 
 
+def negative_score_quantile(scores, safe, epsilon) -> float:
+    """3.2.3: the conformal (1 − ε)-quantile of the "negative" scores s(x, −1) = ρ̄(x) on
+    Z_c^U — the ⌈(1 − ε)(n_U + 1)⌉-th smallest, +∞ past n_U — in the paper's scaling
+    convention: f(x, ρ) = wᵀφ(x) + ρ, predicted safe when f < 0, so ρ̄(x) = −wᵀφ(x) and the
+    offset is b = −ρ. The paper: it "coincides exactly with ρ̄_ε", the r-th largest ρ̄ over
+    Z_c^U (25), for r = n_U + 1 − ⌈(1 − ε)(n_U + 1)⌉ (tests/methods/test_mcsvm_offsets.py);
+    −(this) is :func:`conformal`'s offset."""
+    _check_unit("ε", epsilon)
+    _, su = _split(scores, safe, "negative_score_quantile")
+    rho = np.sort(-su)
+    k = int(math.ceil((1 - epsilon) * (su.size + 1)))
+    return float(rho[k - 1]) if k <= su.size else float("inf")
+
+
+def conformal_all(scores, safe, epsilon) -> Offset:
+    """3.2.3 with every calibration score: s(x, y) = −y·ρ̄(x) = y·wᵀφ(x) on all of Z_c; q its
+    conformal (1 − ε)-quantile (the ⌈(1 − ε)(n_c + 1)⌉-th smallest, +∞ past n_c) and, as the
+    paper writes, ρ = |q|, b = −|q|. A point is predicted safe only where −1 is outside the
+    conformal set {y : s(x, y) ≤ q}; an unsafe point predicted safe is a miss of that set, so
+    P(y = U and x predicted S) ≤ ε in expectation over the calibration draw (the joint rate of
+    (27), in expectation rather than with confidence 1 − δ); b = −|q| ≤ −q only shrinks the
+    region when q < 0."""
+    _check_unit("ε", epsilon)
+    s = np.asarray(scores, float)
+    y = np.where(np.asarray(safe, bool), 1.0, -1.0)
+    _split(s, y > 0, "conformal_all")
+    v = np.sort(y * s)
+    k = int(math.ceil((1 - epsilon) * (v.size + 1)))
+    q = float(v[k - 1]) if k <= v.size else float("inf")
+    return Offset(
+        -abs(q),
+        f"in expectation over the calibration draw, P(y = U and x predicted S) ≤ ε = {epsilon:g}",
+        {"q": q, "k": k, "n_c": int(v.size), "nothing_safe": not np.isfinite(q)},
+    )
+
+
 def quantile(scores, safe, epsilon, bound: str = "fpr") -> Offset:
     """(28): b minimising ½ Σ_i max(0, ((1 − 2ε')y_i + 1)(y_i(s_i − b) + 1)), solved exactly.
 
@@ -147,6 +224,12 @@ def calibrate(method: str, scores, safe, epsilon: float, delta: float, bound: st
     """Dispatch to one of :data:`METHODS`."""
     if method == "bias_adjustment":
         return bias_adjustment(scores, safe)
+    if method == "class_proportion":
+        return class_proportion(scores, safe)
+    if method == "z_svm":
+        return z_svm(scores, safe)
+    if method == "conformal_all":
+        return conformal_all(scores, safe, epsilon)
     if method == "probabilistic_scaling":
         return probabilistic_scaling(scores, safe, epsilon, delta)
     if method == "conformal":

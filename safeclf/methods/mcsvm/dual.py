@@ -36,10 +36,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit, types
-from numba.extending import intrinsic
 
 from safeclf.methods._solvers.status import SolverStatus, iteration_status, settle
-from safeclf.methods.mcsvm.kernels import fetch_row
+from safeclf.methods.mcsvm.kernels import bit_cast, fetch_row
 
 
 @dataclass
@@ -63,7 +62,7 @@ _KMAX = np.iinfo(np.int64).max  # the key of an empty minimum
 
 @njit(cache=True, fastmath=True)
 def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, whole, X, code, gamma, degree,
-                    coef0, store, slot_of, owner, last_used, state, work):
+                    coef0, store, slot_of, owner, links, state, work):
     """SMO on the points ``W`` (q,), in place on ``a`` (m, q) and ``F`` (q,); the points are
     permuted together (``W`` too) so that the active ones come first.
 
@@ -134,10 +133,10 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, whole, X, code, ga
             continue
         calm = 0
         # j by the second-order rule: max (F_i − F_j)² / (η (K_ii + K_jj − 2 K_ij)) over I_low(k)
-        si = fetch_row(W[i], X, code, gamma, degree, coef0, store, slot_of, owner, last_used,
+        si = fetch_row(W[i], X, code, gamma, degree, coef0, store, slot_of, owner, links,
                        state, work)
         rowi = store[si] if whole else _gather(store[si], W, na, ri)
-        best = _best_j(F, kd, rowi, lowf[k], Fi, kd[i], eta, na, low_bits)
+        best = _best_j(F, kd, rowi, lowf[k], Fi, kd[i], eta, na, low_bits, code == 2)
         if best == _KMIN:  # no t ∈ I_low(k) with F_t < F_i
             break
         j = low_bits - (best & low_bits)
@@ -178,7 +177,7 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, whole, X, code, ga
                 a[b, j] = a[b, j] - take if pos[j] else a[b, j] + take
             _flags(a, C, pos, upf, lowf, b, i)
             _flags(a, C, pos, upf, lowf, b, j)
-        sj = fetch_row(W[j], X, code, gamma, degree, coef0, store, slot_of, owner, last_used,
+        sj = fetch_row(W[j], X, code, gamma, degree, coef0, store, slot_of, owner, links,
                        state, work)
         # F −= η step (K_i − K_j) on the active points, finding the next block's extremes
         kn = (k + 1) % m
@@ -191,22 +190,8 @@ def _smo_subproblem(W, a, C, pos, F, kd, eta, tol, max_pairs, whole, X, code, ga
     return pairs
 
 
-def _bit_cast(source, target):
-    """A compiled function giving the ``target`` value with the bits of its ``source`` value
-    (a bit cast, no conversion: float64 ↔ int64 here)."""
-    @intrinsic
-    def cast(typingctx, x):
-        if x != source:
-            return None
-
-        def codegen(context, builder, signature, args):
-            return builder.bitcast(args[0], context.get_value_type(target))
-        return target(source), codegen
-    return cast
-
-
-_bits = _bit_cast(types.float64, types.int64)
-_from_bits = _bit_cast(types.int64, types.float64)
+_bits = bit_cast(types.float64, types.int64)
+_from_bits = bit_cast(types.int64, types.float64)
 
 
 @njit(cache=True, inline="always")
@@ -268,15 +253,17 @@ def _gather(row, W, na, out):
 
 
 @njit(cache=True, fastmath=True)
-def _best_j(F, kd, ri, low, Fi, kdi, eta, na, low_bits):
+def _best_j(F, kd, ri, low, Fi, kdi, eta, na, low_bits, unit):
     """The key (carrying its position, :func:`_at`) of the largest of LIBSVM's second-order
     scores (F_i − F_t)² / (η (K_ii + K_tt − 2 K_it)) over the active t ∈ I_low with F_t < F_i;
-    _KMIN when there is none."""
+    _KMIN when there is none. ``unit``: K_tt = 1 for every t (RBF), so the pass does not read
+    ``kd`` (a third of the bytes it reads)."""
     best = _KMIN
     top = ~low_bits
     for t in range(na):
         diff = Fi - F[t]
-        curv = eta * ((kdi + kd[t]) - 2.0 * np.float64(ri[t]))
+        kdt = 1.0 if unit else kd[t]
+        curv = eta * ((kdi + kdt) - 2.0 * np.float64(ri[t]))
         curv = curv if curv > 1e-12 else 1e-12
         score = diff * diff / curv if low[t] and diff > 0.0 else -1.0
         key = _at(_key(score), t, top, low_bits)
@@ -358,7 +345,7 @@ def _top(v, k, mark):
 
 @njit(cache=True)
 def _solve(y, C, eta, tol, max_iter, q, alpha, F, mk, Mk, kdiag, X, code, gamma, degree, coef0,
-           store, slot_of, owner, last_used, state, work):
+           store, slot_of, owner, links, state, work):
     """The outer decomposition loop, in place on ``alpha`` (m, n), ``F`` (n,) and the block
     extremes ``mk``, ``Mk`` (m,) of the last iterate. Returns (status, outer iterations, pairs,
     gap); status 0 converged, 1 no progress, 2 max_iter reached."""
@@ -405,7 +392,7 @@ def _solve(y, C, eta, tol, max_iter, q, alpha, F, mk, Mk, kdiag, X, code, gamma,
         FW = F[W].copy()
         pairs = _smo_subproblem(W, aW, np.ascontiguousarray(C[:, W]), pos[W], FW, kdiag[W], eta,
                                 tol, 50 * W.size * m, whole, X, code, gamma, degree, coef0,
-                                store, slot_of, owner, last_used, state, work)
+                                store, slot_of, owner, links, state, work)
         if pairs == 0:
             return 1, outer, n_pairs, gap
         n_pairs += pairs
@@ -421,7 +408,7 @@ def _solve(y, C, eta, tol, max_iter, q, alpha, F, mk, Mk, kdiag, X, code, gamma,
                 d += aW[k, u] - alpha[k, t]
                 alpha[k, t] = aW[k, u]
             if d != 0.0:
-                s = fetch_row(t, X, code, gamma, degree, coef0, store, slot_of, owner, last_used,
+                s = fetch_row(t, X, code, gamma, degree, coef0, store, slot_of, owner, links,
                               state, work)
                 row = store[s]
                 c = eta * y[t] * d

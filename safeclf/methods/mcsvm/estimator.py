@@ -73,9 +73,13 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
     n_tau : int ≥ 1
         Used when ``tau`` is None: ``n_tau`` values linearly spaced in (0, 1).
     degree, gamma, coef0 : kernel parameters (as scikit-learn's SVC).
-    calibration : {"probabilistic_scaling", "conformal", "quantile", "bias_adjustment", "none"}
-        How the offset b is chosen on the calibration set (section 3.2). ``"none"`` keeps the
-        trained b_k of the τ nearest 0.5.
+    calibration : {"probabilistic_scaling", "conformal", "conformal_all", "quantile", \
+            "bias_adjustment", "class_proportion", "z_svm", "none"}
+        How the offset b is chosen on the calibration set (section 3.2,
+        :mod:`~safeclf.methods.mcsvm.calibration`): (25)-(27), the conformal quantile of the
+        unsafe points' scores or of every point's (3.2.3), (28), (24), (24) weighted by the
+        class counts, the z-SVM geometric-mean offset (3.2.1). ``"none"`` keeps the trained
+        b_k of the τ nearest 0.5.
     epsilon, delta : float in (0, 1)
         ε (risk) and δ (confidence of probabilistic scaling).
     quantile_bound : {"fpr", "fnr"}
@@ -90,7 +94,9 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
     max_iter : int
         Outer iterations of the dual solver.
     cache_size : float
-        Kernel cache bound in MiB (default 1024 = 1 GiB), shared by all τ blocks.
+        Kernel cache bound in MiB, shared by all τ blocks (default 200, scikit-learn SVC's):
+        rows the cache cannot hold are recomputed, which on a few features is cheaper than
+        holding them (benchmarks/mcsvm.py, benchmarks/NOTES.md).
     working_set : int or None
         Points per decomposition subproblem; None (the default): the whole problem, the
         kernel rows read through the bounded cache (least recently used rows recomputed when
@@ -141,7 +147,7 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
     def __init__(self, kernel="linear", eta=1.0, tau=None, n_tau=9, degree=3, gamma="scale",
                  coef0=1.0, calibration="probabilistic_scaling", epsilon=0.05, delta=0.05,
                  quantile_bound="fpr", solver="auto", tol=1e-3, max_iter=10_000,
-                 cache_size=1024.0, working_set=None, guarantee_draws=0, random_state=None):
+                 cache_size=200.0, working_set=None, guarantee_draws=0, random_state=None):
         self.kernel = kernel
         self.eta = eta
         self.tau = tau
@@ -340,7 +346,8 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
         """The calibration's promise (section 3.2), on the safe class S = ``classes_[1]``:
         probabilistic scaling bounds the *joint* rate P(y = U and x predicted S) with
         confidence 1 − δ (eq. 25–27); conformal bounds P(x predicted S | y = U) in expectation
-        over the calibration draw (3.2.3); the other offsets, and any offset chosen on the
+        over the calibration draw (3.2.3), and with every score (``conformal_all``) the joint rate in
+        expectation; the other offsets, and any offset chosen on the
         training data, promise nothing."""
         from safeclf.guarantees.promises import Promise, Quantity, no_promise
 
@@ -356,6 +363,13 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
                 "<=", eps, "high_confidence", "Carlevaro et al. 2024, eq. (25)-(27)",
                 delta=float(self.delta),
                 note="a joint rate over all points, not the FPR P(predicted S | U)")]
+        if self.calibration == "conformal_all" and not on_train:
+            return [Promise(
+                "joint_fp_rate", f"P(y = U and x predicted S) ≤ ε = {eps:g}, in expectation "
+                "over the calibration draw", Quantity("rate", "predicted_positive",
+                                                      label="negative", joint=True),
+                "<=", eps, "expectation", "Carlevaro et al. 2024, section 3.2.3 (all scores)",
+                note="a joint rate over all points, in expectation over the calibration draw")]
         if self.calibration == "conformal" and not on_train:
             return [Promise(
                 "fpr", f"P(x predicted S | y = U) ≤ ε = {eps:g}, in expectation over the "

@@ -38,6 +38,31 @@ def safe_box_fraction(est, task, n: int = 20_000, seed: int = 0) -> float:
     return float(np.mean(est.score_samples_w(U) < est.offset_))
 
 
+def unsafe_share(est, part) -> float:
+    """P(y = U | x predicted S) on a part: the unsafe share among the points predicted safe,
+    the quantity Example 3's closing remark bounds by ε, Pr{U | x ∈ Φ̃_ε} (nan when nothing
+    is predicted safe)."""
+    pred_safe = est.predict(part.X) == est.classes_[1]
+    if not pred_safe.any():
+        return float("nan")
+    return float(np.mean(np.asarray(part.y)[pred_safe] != est.classes_[1]))
+
+
+def safe_grid(est, task, size: int = 60):
+    """For two features: the predicted-safe indicator on a ``size`` × ``size`` grid over the
+    bounding box of the train and test points (rows along the second feature), as a string of
+    0/1 with the box, for Figure 3's region plot; None otherwise."""
+    X = np.vstack([np.asarray(task.train.X), np.asarray(task.test.X)])
+    if X.shape[1] != 2:
+        return None
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    g0, g1 = np.linspace(lo[0], hi[0], size), np.linspace(lo[1], hi[1], size)
+    G = np.c_[np.tile(g0, size), np.repeat(g1, size)]
+    inside = est.score_samples_w(G) < est.offset_
+    return {"x": [float(lo[0]), float(hi[0])], "y": [float(lo[1]), float(hi[1])], "size": size,
+            "safe": "".join("1" if v else "0" for v in inside)}
+
+
 def coordinates_match(task, g) -> bool:
     """True if the training features are plausibly draws from the Gaussian mixture in ``g``."""
     X = np.asarray(task.train.X, float)
@@ -104,8 +129,11 @@ def per_source_angle(est, X, y, source):
         m = source == s
         fits[s] = clone(est).set_params(calibration="none", guarantee_draws=0).fit(X[m], y[m])
     angles = {f"{a}|{b}": angle_deg(fits[a], fits[b]) for a, b in itertools.combinations(fits, 2)}
-    return ({"w_angle_deg": max(angles.values())},
-            {"w_angles_deg": angles, "sources": [str(s) for s in fits]})
+    details = {"w_angles_deg": angles, "sources": [str(s) for s in fits]}
+    if est.kernel == "linear":  # Figure 2's hyperplanes wᵀx = b (b of the τ nearest ½)
+        details["source_hyperplanes"] = {str(s): {"w": f.w_.tolist(), "b": float(f.offset_)}
+                                         for s, f in fits.items()}
+    return {"w_angle_deg": max(angles.values())}, details
 
 
 def guarantee_draws(est, task, g):

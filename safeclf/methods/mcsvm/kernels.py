@@ -7,7 +7,8 @@ same rows, so one cache serves them all.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
 
 def resolve_gamma(gamma, X) -> float:
@@ -56,36 +57,70 @@ class Kernel:
 KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2}
 
 
-#: ln 2 split in two (Cody–Waite): k·LN2_HI is exact for the |k| < 2¹¹ of a kernel row
-_LOG2E = 1.4426950408889634
-_LN2_HI = 6.93145751953125e-1
-_LN2_LO = 1.42860682030941723212e-6
+#: ln 2 split in two (Cody–Waite, float32): k·LN2_HI is exact for the |k| ≤ 126 of a float32
+_LOG2E = np.float32(1.4426950408889634)
+_LN2_HI = np.float32(0.693359375)
+_LN2_LO = np.float32(-2.12194440e-4)
+#: exponents below this are raised to it: e⁻⁸⁷ ≈ 1.6e-38 is near float32's smallest normal number
+_X_MIN = -87.0
+
+
+def bit_cast(source, target):
+    """A compiled function giving the ``target`` value with the bits of its ``source`` value
+    (a bit cast, no conversion: float64 ↔ int64, int32 → float32 here)."""
+    @intrinsic
+    def cast(typingctx, x):
+        if x != source:
+            return None
+
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(target))
+        return target(source), codegen
+    return cast
+
+
+_float32_of_bits = bit_cast(types.int32, types.float32)
 
 
 @njit(cache=True, fastmath=True)
 def _kernel_row(XT, i, code, gamma, degree, coef0, out, work):
-    """out[t] = K(x_i, x_t) for every training point t, float64 arithmetic stored as float32.
+    """out[t] = K(x_i, x_t) for every training point t, stored as float32: the sums over the
+    features in float64, the RBF exponential in float32 (:func:`_exp32`).
 
     ``XT`` holds the points as columns (d, n), so every loop runs over t on contiguous memory
-    and compiles to vector instructions; ``work`` (2, n) is scratch. RBF uses the difference
-    x_i − x_t directly (no ‖a‖² + ‖b‖² − 2aᵀb cancellation) and :func:`_exp_rows`."""
+    and compiles to vector instructions; ``work`` (2, n) float64 is scratch. RBF uses the
+    difference x_i − x_t directly (no ‖a‖² + ‖b‖² − 2aᵀb cancellation); its last feature's
+    pass computes the exponential too, so that a 2-feature row is two passes over the points."""
     d, n = XT.shape
     s = work[0]
+    if code == 2:
+        for c in range(d - 1):
+            xc = XT[c, i]
+            if c == 0:
+                for t in range(n):
+                    diff = xc - XT[c, t]
+                    s[t] = diff * diff
+            else:
+                for t in range(n):
+                    diff = xc - XT[c, t]
+                    s[t] += diff * diff
+        xc = XT[d - 1, i]
+        g = -gamma
+        if d == 1:
+            for t in range(n):
+                diff = xc - XT[0, t]
+                out[t] = _exp32(g * (diff * diff))
+        else:
+            for t in range(n):
+                diff = xc - XT[d - 1, t]
+                out[t] = _exp32(g * (s[t] + diff * diff))
+        return
     s[:] = 0.0
     for c in range(d):
         xc = XT[c, i]
-        if code == 2:
-            for t in range(n):
-                diff = xc - XT[c, t]
-                s[t] += diff * diff
-        else:
-            for t in range(n):
-                s[t] += xc * XT[c, t]
-    if code == 2:
         for t in range(n):
-            s[t] *= -gamma
-        _exp_rows(s, work[1].view(np.int64), out)
-    elif code == 1:
+            s[t] += xc * XT[c, t]
+    if code == 1:
         for t in range(n):
             base = gamma * s[t] + coef0
             v = 1.0
@@ -97,63 +132,87 @@ def _kernel_row(XT, i, code, gamma, degree, coef0, out, work):
             out[t] = s[t]
 
 
+@njit(cache=True, fastmath=True, inline="always")
+def _exp32(x):
+    """exp(x) in float32 for a float64 x ≤ 0 (an RBF exponent).
+
+    The exponent is rounded to float32 (relative error 2⁻²⁴, so an absolute error of e^x below
+    |x| e^x 2⁻²⁴ ≤ 2.2e-8: under the float32 the row is stored in), then range reduction
+    x = k ln 2 + r, |r| ≤ ln 2 / 2, a degree-7 Taylor polynomial for eʳ (truncation < 6e-9
+    relative) and 2ᵏ built from its exponent bits; below −87 the value is e⁻⁸⁷ ≈ 1.6e-38.
+    float32 lanes are twice as many per vector instruction as float64 ones, and the polynomial
+    is shorter than a float64 one would need. Without calls or branches, so that a loop over
+    it compiles to vector instructions: the library exponential, called per value, does not
+    (benchmarks/mcsvm_exp.py)."""
+    v = np.float32(x if x > _X_MIN else _X_MIN)
+    k = np.floor(v * _LOG2E + np.float32(0.5))
+    r = (v - k * _LN2_HI) - k * _LN2_LO
+    p = np.float32(1.0 / 5040.0)
+    p = p * r + np.float32(1.0 / 720.0)
+    p = p * r + np.float32(1.0 / 120.0)
+    p = p * r + np.float32(1.0 / 24.0)
+    p = p * r + np.float32(1.0 / 6.0)
+    p = p * r + np.float32(0.5)
+    p = p * r + np.float32(1.0)
+    p = p * r + np.float32(1.0)
+    return p * _float32_of_bits(np.int32((np.int32(k) + np.int32(127)) << np.int32(23)))
+
+
 @njit(cache=True, fastmath=True)
-def _exp_rows(x, bits, out):
-    """out[t] = exp(x[t]) for x ≤ 0 (an RBF exponent), overwriting ``x``; ``bits`` is int64
-    scratch. Range reduction x = k ln 2 + r, |r| ≤ ln 2 / 2, a degree-11 Taylor polynomial for
-    eʳ (relative error < 1e-13, far below the float32 the row is stored in) and 2ᵏ built from
-    its exponent bits; below −708 the value is 0 (it is below float32's smallest number
-    anyway). Written without calls or branches so that it compiles to vector instructions:
-    the library exponential, called per value, does not (benchmarks/mcsvm_exp.py)."""
-    n = x.size
-    for t in range(n):
-        v = max(x[t], -708.0)
-        k = np.floor(v * _LOG2E + 0.5)
-        r = (v - k * _LN2_HI) - k * _LN2_LO
-        p = 1.0 / 39916800.0
-        p = p * r + 1.0 / 3628800.0
-        p = p * r + 1.0 / 362880.0
-        p = p * r + 1.0 / 40320.0
-        p = p * r + 1.0 / 5040.0
-        p = p * r + 1.0 / 720.0
-        p = p * r + 1.0 / 120.0
-        p = p * r + 1.0 / 24.0
-        p = p * r + 1.0 / 6.0
-        p = p * r + 0.5
-        p = p * r + 1.0
-        p = p * r + 1.0
-        bits[t] = (np.int64(k) + 1023) << 52
-        x[t] = p
-    scale = bits.view(np.float64)
-    for t in range(n):
-        out[t] = x[t] * scale[t]
+def exp_rows(x, out):
+    """out[t] = :func:`_exp32` (x[t]) for a float64 array of exponents ≤ 0."""
+    for t in range(x.size):
+        out[t] = _exp32(x[t])
 
 
 @njit(cache=True)
-def fetch_row(i, XT, code, gamma, degree, coef0, store, slot_of, owner, last_used, state, work):
-    """The cache slot holding K[i, :], computing the row on a miss (least recently used slot
-    evicted once the cache is full). ``state`` = [clock, slots in use, rows computed].
+def fetch_row(i, XT, code, gamma, degree, coef0, store, slot_of, owner, links, state, work):
+    """The cache slot holding K[i, :], computing the row on a miss (the least recently used
+    slot evicted once the cache is full). ``state`` = [most recent slot, least recent slot,
+    slots in use, rows computed]; ``links`` (2, slots): the previous (more recent) and next
+    (less recent) slot of each slot in use, −1 at the ends: a list kept in order of use, so
+    that a hit or an eviction costs O(1).
 
     The row fetched last is never the one evicted, so two rows (a pair) are valid together
     whenever the cache holds at least two."""
-    state[0] += 1
     s = slot_of[i]
     if s < 0:
-        if state[1] < store.shape[0]:
-            s = state[1]
-            state[1] += 1
+        if state[2] < store.shape[0]:
+            s = state[2]
+            state[2] += 1
+            links[0, s], links[1, s] = -1, -1
+            if state[0] < 0:  # the first slot used
+                state[0], state[1] = s, s
+            else:
+                _to_front(links, state, s, False)
         else:
-            s = 0
-            for u in range(1, store.shape[0]):
-                if last_used[u] < last_used[s]:
-                    s = u
+            s = state[1]
             slot_of[owner[s]] = -1
+            _to_front(links, state, s, True)
         _kernel_row(XT, i, code, gamma, degree, coef0, store[s], work)
         owner[s] = i
         slot_of[i] = s
-        state[2] += 1
-    last_used[s] = state[0]
+        state[3] += 1
+    elif s != state[0]:
+        _to_front(links, state, s, True)
     return s
+
+
+@njit(cache=True, inline="always")
+def _to_front(links, state, s, linked):
+    """Make slot ``s`` the most recent of the list (unlinking it first when ``linked``)."""
+    prev, nxt = links[0], links[1]
+    if linked:
+        if prev[s] >= 0:
+            nxt[prev[s]] = nxt[s]
+        if nxt[s] >= 0:
+            prev[nxt[s]] = prev[s]
+        else:
+            state[1] = prev[s]
+    prev[s] = -1
+    nxt[s] = state[0]
+    prev[state[0]] = s
+    state[0] = s
 
 
 class KernelCache:
@@ -174,8 +233,9 @@ class KernelCache:
         self.store = np.empty((self.capacity, n), dtype=np.float32)
         self.slot_of = np.full(n, -1, dtype=np.int64)
         self.owner = np.full(self.capacity, -1, dtype=np.int64)
-        self.last_used = np.zeros(self.capacity, dtype=np.int64)
-        self.state = np.zeros(3, dtype=np.int64)  # clock, slots in use, rows computed
+        self.links = np.full((2, self.capacity), -1, dtype=np.int64)  # the order of use
+        # most recent slot, least recent slot, slots in use, rows computed
+        self.state = np.array([-1, -1, 0, 0], dtype=np.int64)
         self.diag = np.ascontiguousarray(kernel.diag(self.X), dtype=np.float64)
 
     @property
@@ -184,11 +244,11 @@ class KernelCache:
 
     @property
     def computed_rows(self) -> int:
-        return int(self.state[2])
+        return int(self.state[3])
 
     def arrays(self) -> tuple:
         """What the compiled solver takes: the points as columns, kernel code and parameters,
         then the cache arrays and the scratch."""
         k = self.kernel
         return (self.XT, KERNEL_CODES[k.name], k.gamma, k.degree, k.coef0, self.store,
-                self.slot_of, self.owner, self.last_used, self.state, self.work)
+                self.slot_of, self.owner, self.links, self.state, self.work)

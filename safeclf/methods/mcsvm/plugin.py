@@ -6,6 +6,7 @@ import numpy as np
 
 from safeclf.methods.mcsvm import experiments
 from safeclf.methods.mcsvm.estimator import MultiCostSVM
+from safeclf.methods.mcsvm.plots import PLOTS
 from safeclf.plugins.contract import MethodPlugin, Report
 
 
@@ -24,13 +25,15 @@ class MCSVMPlugin(MethodPlugin):
         """The offset and the solver's figures; the exact-region, recalibration-draw and
         per-source figures where the dataset gives what they need (:mod:`.experiments`)."""
         return ("offset", "n_tau", "n_support", "kkt_gap", "safe_region_box_fraction",
+                "{part}_unsafe_share",
                 "exact_region_fpr", "exact_region_fpr_se", "exact_region_rho",
                 "test_exact_region_*", "draws_*", "w_angle_deg")
 
     def promise_names(self, params):
         """The calibration's promise (:meth:`MultiCostSVM.safeclf_promises`)."""
         calibration = self.build(params).calibration
-        return {"probabilistic_scaling": ("joint_fp_rate",), "conformal": ("fpr",)}.get(
+        return {"probabilistic_scaling": ("joint_fp_rate",), "conformal": ("fpr",),
+                "conformal_all": ("joint_fp_rate",)}.get(
             calibration, ())
 
     def report(self, estimator, task) -> Report:
@@ -55,6 +58,11 @@ class MCSVMPlugin(MethodPlugin):
         if getattr(est, "w_", None) is not None and est.kernel == "linear":
             details["w"] = est.w_.tolist()
         metrics["safe_region_box_fraction"] = experiments.safe_box_fraction(est, task)
+        for name, part in task.parts().items():
+            metrics[f"{name}_unsafe_share"] = experiments.unsafe_share(est, part)
+        grid = experiments.safe_grid(est, task)
+        if grid is not None:
+            details["safe_grid"] = grid
 
         def add(found):
             metrics.update(found[0])
@@ -62,6 +70,7 @@ class MCSVMPlugin(MethodPlugin):
 
         g = task.info.get("gaussians") if isinstance(task.info, dict) else None
         if g is not None:
+            details["gaussians"] = {k: np.asarray(v).tolist() for k, v in g.items()}
             if experiments.coordinates_match(task, g):
                 add(experiments.exact_region(est, task, g))
                 if est.guarantee_draws > 0:
@@ -81,4 +90,5 @@ plugin = MCSVMPlugin(
     summary="Multi Cost SVM: w from m τ-weighted SVMs, offset calibrated for ε-safe regions",
     needs=("calibration",),
     uses=("source",),
+    plots=PLOTS,
 )

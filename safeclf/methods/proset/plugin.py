@@ -7,6 +7,10 @@ from safeclf.plugins.contract import MethodPlugin, Report
 
 
 class ProsetPlugin(MethodPlugin):
+    def requires(self, params):
+        """``engine: package`` fits the author's package (the bench extra)."""
+        return {"proset": "bench"} if params.get("engine") == "package" else {}
+
     def metric_names(self, params):
         return ("n_batches", "n_active_features", "n_prototypes", "batch_fit_seconds",
                 "kernel_buffer_mb", "chosen_lambda_v", "chosen_lambda_w",

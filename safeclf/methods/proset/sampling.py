@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -12,10 +12,10 @@ from safeclf.errors import DataError
 def check_min_cases(counts, classes, eta: float) -> None:
     """Refuse data violating condition eq_min_cases_2 of the paper:
     ceil(N_k / 2) >= 1 / (2 eta) and ceil(N_k / 2) > 1 / (2 (1 - eta)) for every class k,
-    which is what makes every class present both among the candidates and the scoring set."""
+    which is what makes every class present both among the candidates and the scoring set.
+    Decided in exact arithmetic on the decimal η the user wrote (:func:`_meets_min_cases`)."""
     for label, n_k in zip(classes, counts):
-        half = math.ceil(0.5 * n_k)
-        if not (half >= 0.5 / eta and half > 0.5 / (1.0 - eta)):
+        if not _meets_min_cases(int(n_k), eta):
             need = _min_class_size(eta)
             raise DataError(
                 f"proset: class {_plain(label)!r} has {int(n_k)} training samples but with "
@@ -24,9 +24,19 @@ def check_min_cases(counts, classes, eta: float) -> None:
             )
 
 
+def _meets_min_cases(n_k: int, eta: float) -> bool:
+    """eq_min_cases_2 for one class, in fractions: ``2 η ⌈N_k/2⌉ ≥ 1`` and ``2 (1 − η)
+    ⌈N_k/2⌉ > 1``, η taken as the shortest decimal that reads back as the float (0.95 is
+    19/20). In floats 0.5 / (1 − 0.95) is 9.999999999999991, so N_k = 19 and 20 passed the
+    strict inequality at η = 0.95 where 10 > 10 is false."""
+    exact = Fraction(repr(float(eta)))
+    half = -(-n_k // 2)
+    return 2 * exact * half >= 1 and 2 * (1 - exact) * half > 1
+
+
 def _min_class_size(eta: float) -> int:
     n = 1
-    while not (math.ceil(0.5 * n) >= 0.5 / eta and math.ceil(0.5 * n) > 0.5 / (1.0 - eta)):
+    while not _meets_min_cases(n, eta):
         n += 1
     return n
 

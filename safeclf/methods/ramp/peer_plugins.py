@@ -112,6 +112,10 @@ group_thresholds = GroupThresholdsPlugin(
 
 
 class FairlearnPlugin(MethodPlugin):
+    def requires(self, params):
+        """fairlearn's ExponentiatedGradient (the bench extra)."""
+        return {"fairlearn": "bench"}
+
     def counts_favourable(self, params):
         """A ``ratio_bound`` on demographic parity is a ratio of favourable decisions."""
         est = self.build(params)

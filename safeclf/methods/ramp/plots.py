@@ -7,7 +7,8 @@ thresholded_svm) appear beside it under their spec labels.
 
 * ``fairness_tradeoff`` — Figure 2 (left): error against the observed fairness ratio
   s_p(protected)/s_p(privileged) (:mod:`safeclf.guarantees.groups`; the paper plots the inverse), ramp
-  deterministic and randomised, every other method's points, the
+  deterministic (predict's moved threshold, and the paper's threshold at zero where reported)
+  and randomised, every other method's points, the
   unconstrained SVM as a horizontal line. Options: ``part`` (test).
 * ``fairness_target`` — Figure 2 (right): the observed ratio against the target κ.
 * ``churn_tradeoff`` — Figure 3: churn on D3 (left) and error on D1 ∪ D2 (right) against the
@@ -44,7 +45,11 @@ def fairness_tradeoff(t, details, fig, part="test", x=None, y=None):
     styles = {"deterministic": ("o", "C0"), "randomized": ("s", "C1")}
     for method, g in ramp.groupby("method", sort=False):
         ax.plot(_num(g, xr), _num(g, yr), styles["deterministic"][0],
-                color=styles["deterministic"][1], label=f"{method} (deterministic)")
+                color=styles["deterministic"][1], label=f"{method} (deterministic, moved threshold)")
+        zx, zy = _num(g, f"{part}_zero_threshold_fairness_ratio"), _num(g, f"{part}_zero_threshold_error")
+        if zy.notna().any() and x is None and y is None:
+            ax.plot(zx, zy, "D", color="C3", mfc="none",
+                    label=f"{method} (deterministic, threshold 0: the paper's)")
         ax.plot(_num(g, f"{part}_randomized_fairness_ratio"), _num(g, f"{part}_randomized_error"),
                 styles["randomized"][0], color=styles["randomized"][1], mfc="none",
                 label=f"{method} (randomised)")
@@ -68,7 +73,8 @@ def fairness_target(t, details, fig, part="test"):
     target = _num(ramp, "constraint_fairness_ratio_target")
     if target.isna().all():
         target = _num(ramp, "param.kappa")
-    lines = [(f"{part}_fairness_ratio", "C0", "-", "deterministic, " + part),
+    lines = [(f"{part}_fairness_ratio", "C0", "-", "deterministic (moved), " + part),
+             (f"{part}_zero_threshold_fairness_ratio", "C3", "-", "deterministic (at 0), " + part),
              (f"{part}_randomized_fairness_ratio", "C1", "-", "randomised, " + part),
              ("train_fairness_ratio", "C0", ":", "deterministic, train"),
              ("train_randomized_fairness_ratio", "C1", ":", "randomised, train")]

@@ -32,6 +32,7 @@ class RampPlugin(RowsPlugin):
         names = ["mm_iterations", "cp_iterations", "duality_gap", "solver_seconds", "lam",
                  "threshold", "{part}_objective", "{part}_objective_randomized"]
         names += [f"{{part}}_randomized_{m}" for m in _RANDOMIZED_SHARED]
+        names += [f"{{part}}_zero_threshold_{m}" for m in _ZERO_THRESHOLD_SHARED]
         # a comparison of several pairs of groups is one constraint per pair, named
         # <name>_<pair> once the groups are known (RatioConstraint.expanded)
         cons = [replace(c, name=n) for c in cons
@@ -92,6 +93,7 @@ class RampPlugin(RowsPlugin):
                         metrics[f"{part_name}_{key}{suffix}_miss"] = float(
                             abs(value - targets[name]))
             metrics.update(_randomized_shared(estimator, part, part_name, task.info))
+            metrics.update(_zero_threshold_shared(estimator, part, part_name, task.info))
         details = {
             "multipliers": {r["name"]: r["multiplier"] for r in estimator.constraint_values_},
             "constraints": estimator.constraint_values_,
@@ -160,6 +162,26 @@ def _randomized_shared(est, part, part_name, info):
     outputs = Outputs(y=np.asarray(part.y), pred=est.predict(part.X), classes=est.classes_,
                       rows=part.rows, info=info, randomized=est.randomized_proba(part.X))
     return evaluate(names, outputs, f"{part_name}_randomized")
+
+
+#: The shared metrics :func:`_zero_threshold_shared` may report.
+_ZERO_THRESHOLD_SHARED = ("error", "positive_rate", "recall", "fairness_ratio",
+                          "fairness_ratio_minmax", "churn")
+
+
+def _zero_threshold_shared(est, part, part_name, info):
+    """The shared metrics of the paper's deterministic rule, Problem 2's solution thresholded
+    at zero (Goh et al. 2016, Figures 2 and 3: "deterministically thresholded at zero"):
+    positive where ⟨w, x⟩ + b > 0 with b the solution's own bias (``ramp_intercept_``), where
+    ``predict`` moves it by ``threshold_`` (the same rule when ``threshold_`` is 0). Named
+    ``<part>_zero_threshold_<metric>``."""
+    names = ["error", "positive_rate", "recall"]
+    names += [n for n, row in (("fairness_ratio", "groups"), ("churn", "baseline"))
+              if row in part.rows]
+    z = est.decision_function(part.X) + float(getattr(est, "threshold_", 0.0))
+    outputs = Outputs(y=np.asarray(part.y), pred=est.classes_[(z > 0).astype(int)],
+                      classes=est.classes_, rows=part.rows, info=info)
+    return evaluate(names, outputs, f"{part_name}_zero_threshold")
 
 
 plugin = RampPlugin(
