@@ -52,8 +52,9 @@ def annotate(ds: Dataset) -> Dataset:
     return ds
 
 
-def load_dataset(entry: dict, preprocess: Any = None) -> Dataset:
-    """The dataset of a spec entry, cached per process (workers reuse it across jobs). When
+def load_dataset(entry: dict, preprocess: Any = None, cached: bool = True) -> Dataset:
+    """The dataset of a spec entry, cached per process (workers reuse it across jobs; not
+    with ``cached=False``: ``safeclf verify`` reads the files as they are now). When
     the ``preprocess`` step the job applies imputes, a loader with a ``keep_empty`` parameter
     (``csv``) keeps empty numeric cells as NaN for it."""
     from safeclf.data import preprocessing
@@ -63,7 +64,9 @@ def load_dataset(entry: dict, preprocess: Any = None) -> Dataset:
     if preprocessing.imputes(preprocess) and "keep_empty" in registry.get_dataset(
             entry["dataset"]).defaults():
         params["keep_empty"] = True
-    return _load_cached(entry["dataset"], json.dumps(params, sort_keys=True))
+    key = json.dumps(params, sort_keys=True)
+    return _load_cached(entry["dataset"], key) if cached else \
+        _load_cached.__wrapped__(entry["dataset"], key)
 
 
 def job_preprocess(dentry: dict, mentry: dict):

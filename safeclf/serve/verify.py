@@ -152,6 +152,13 @@ def listed_run(run_dir: Path, what: str = "verify:"):
     if gone:
         _refuse(f"{what} record 'results/{gone[0]}.json' listed in the run's manifest is "
                 "missing")
+    from safeclf.spec.expand import expand
+
+    ids = {j.id for j in expand(spec)}
+    foreign = sorted(set(records) - ids)
+    if foreign:
+        _refuse(f"{what} record 'results/{foreign[0]}.json' is not a job of the run's "
+                "spec.yaml (the spec was edited after the run)")
     return spec, manifest, records
 
 
@@ -331,7 +338,8 @@ def _recheck(ev: dict, model_path: Path, dentry: dict, mentry: dict, job: dict,
     plugin = registry.get_method(mentry["method"])
     how = job_preprocess(dentry, mentry)
     try:
-        task = split_task(load_dataset(dentry, how), dentry, job["seed"], job.get("fold"))
+        task = split_task(load_dataset(dentry, how, cached=False), dentry, job["seed"],
+                          job.get("fold"))
         task = preprocess(task, how)
         found = recheck(plugin, job["params"], task, mentry.get("certify"),
                         mentry.get("promises"), job["seed"], pipeline[-1])
