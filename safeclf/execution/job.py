@@ -7,6 +7,7 @@ job does not stop the others.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import time
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from safeclf._utils.blas import job_threads
 from safeclf.data.task import Dataset, Task
 from safeclf.errors import DataError, SafeclfError
 from safeclf.methods._solvers import status as solver_status
@@ -283,12 +285,13 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
     result = JobResult(**job)
     caught: list = []
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, contextlib.ExitStack() as threads:
             warnings.simplefilter("always")
             plugin = registry.get_method(mentry["method"])
             how = job_preprocess(dentry, mentry)
             task = split_task(load_dataset(dentry, how), dentry, job["seed"], job["fold"])
             task = preprocess(task, how)
+            threads.enter_context(job_threads(task.train.X))
             result.sizes = {k: len(p) for k, p in task.parts().items()}
             t0 = time.perf_counter()
             certify = mentry.get("certify")
