@@ -348,6 +348,29 @@ def audit(
 
 
 @app.command()
+def verify(
+    run_dir: Path = typer.Argument(..., help="A run folder, or a folder written by safeclf "
+                                             "deploy."),
+    job: str | None = typer.Option(None, "--job", help="Only this job's certificate."),
+):
+    """Re-check certificates from the data and the stored models: the folder's records, spec
+    and data are the ones its manifest lists, each model file is the one its certificate was
+    made for, and the safety test, re-run, gives what the certificate records (exit 2
+    otherwise)."""
+
+    def _verify():
+        from safeclf.serve.verify import verify as check
+
+        done = check(run_dir, job)
+        for v in done:
+            typer.echo(v.line())
+        typer.echo(f"{len(done)} certificate(s) re-checked on the stated data "
+                   "(this shows they re-check, not who made them: see docs/verify.md)")
+
+    _guard(_verify)
+
+
+@app.command()
 def report(run_dir: Path = typer.Argument(..., help="A finished run folder.")):
     """Write the run folder's report.html again (one self-contained page: identity, summary,
     promises, expectations, plots); runs write it themselves."""

@@ -375,8 +375,11 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
         return None, record
     record["trivial"] = judge(best).reason
     at = tested.index(best)
+    held = _counts(promises, safe, [rules[best]])  # the counts the p-values rest on
     record.update(rule=rules[best].describe(), p_value=float(joint[at]),
                   p_values={p.name: float(v) for p, v in zip(promises, pv[:, at])},
+                  counts={p.name: {f: int(a[0]) for f, a in zip(("k", "n", "k2", "n2"), c)}
+                          for p, c in zip(promises, held, strict=True)},
                   rule_pass_probability=float(prob[best]))
     return rules[best], record
 
