@@ -46,10 +46,15 @@ reproduce: install
 bench: install
 	$(BIN)/pip install -q -e ".[dev,bench]"
 	$(BIN)/pip install -q --no-deps seldonian-engine==0.8.11
-	@rec=$$(mktemp); load=$$(cut -d' ' -f1-3 /proc/loadavg); fail=""; \
+	@rec=$$(mktemp); start=$$(mktemp); end=$$(mktemp); fail=""; \
+	echo "== the machine at the start (benchmarks/_machine.py)"; \
+	$(BIN)/python benchmarks/_machine.py | tee $$start; \
 	for f in benchmarks/*.py; do case $$f in */reproduce_*|*/_*) continue;; esac; \
-	  echo "== $$f"; SAFECLF_BENCH_RECORD=$$rec $(BIN)/python $$f || fail="$$fail $$f"; done; \
-	$(BIN)/python benchmarks/_summary.py $$rec "$$load" $$fail; rc=$$?; rm -f $$rec; exit $$rc
+	  echo "== $$f"; SAFECLF_BENCH_RECORD=$$rec $(BIN)/python $$f; s=$$?; \
+	  [ $$s -eq 0 ] || fail="$$fail $$f:$$s"; done; \
+	echo "== the machine at the end"; $(BIN)/python benchmarks/_machine.py | tee $$end; \
+	$(BIN)/python benchmarks/_summary.py $$rec $$start $$end $$fail; rc=$$?; \
+	rm -f $$rec $$start $$end; exit $$rc
 
 lint: install
 	$(BIN)/ruff check safeclf tests benchmarks

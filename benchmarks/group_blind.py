@@ -109,9 +109,9 @@ def main(argv=None) -> int:
                       f"{sum(r[2] for r in ok)} / {sum(r[3] for r in ok)} | "
                       f"{sum(r[4] for r in ok)} |", flush=True)
                 figure(f"{label}, {pname}, {rule}: solution rate", len(ok) / len(rows), None,
-                       None)
+                       None, timed=False)
             figure(f"{label}, {pname}: test error, group-blind − per group",
-                   errs[True] - errs[False], None, None)
+                   errs[True] - errs[False], None, None, timed=False)
     return 0
 
 

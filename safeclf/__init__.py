@@ -68,10 +68,11 @@ from safeclf._utils.version import __version__  # noqa: E402  (after the cache s
 #: line's start-up) stays cheap: name -> module defining it.
 _LAZY = {"run": "safeclf.api", "load_run": "safeclf.api", "Run": "safeclf.api",
          "read_spec": "safeclf.api", "Spec": "safeclf.spec.schema", "SafeclfError": "safeclf.errors",
-         "SpecError": "safeclf.errors", "DataError": "safeclf.errors"}
+         "SpecError": "safeclf.errors", "DataError": "safeclf.errors",
+         "load_model": "safeclf.serve.model", "audit": "safeclf.serve.audit"}
 
-__all__ = ["DataError", "Run", "SafeclfError", "Spec", "SpecError", "__version__", "estimators",
-           "load_run", "read_spec", "run"]
+__all__ = ["DataError", "Run", "SafeclfError", "Spec", "SpecError", "__version__", "audit",
+           "estimators", "load_model", "load_run", "read_spec", "run"]
 
 
 def __getattr__(name: str):

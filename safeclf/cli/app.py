@@ -296,12 +296,78 @@ def deploy(
         typer.echo(f"decision reads the group: {r['reads_group']}")
         use = (f"use it with: safeclf predict {out} --data NEW.csv --out PREDICTIONS.csv"
                if done.predictable else "load it in Python with safeclf.store.models.load (safeclf "
-               "predict reads new rows for models of csv datasets)")
+               "predict and safeclf.load_model read new rows for models of csv datasets)")
         typer.echo(f"model written to {done.path}; {use}")
         if r.get("degenerate"):
             typer.echo(f"warning: deployed with --allow-degenerate: {r['degenerate']}")
 
     _guard(_deploy)
+
+
+@app.command()
+def audit(
+    model: Path = typer.Argument(..., help="A folder written by safeclf deploy, or a run folder "
+                                           "made with save_models: true (with --job)."),
+    data: Path = typer.Option(..., "--data", help="New labelled rows: the training CSV's "
+                                                  "columns, its target and group columns."),
+    job: str | None = typer.Option(None, "--job", help="The job id of a run folder's model."),
+    report_dir: Path | None = typer.Option(
+        None, "--report-dir", help="Write audit.md and audit.html in this folder (new, or "
+                                   "without an earlier report)."),
+    alpha: float = typer.Option(
+        0.05, "--alpha", help="The chance of calling a promise violated although it holds "
+                              "(over the whole monitoring sequence with --period)."),
+    period: int | None = typer.Option(
+        None, "--period", help="Period k = 1, 2, ... of a monitoring sequence: this audit "
+                               "spends alpha * 6 / (pi^2 k^2), so all periods together spend "
+                               "at most alpha."),
+    skip_bad_rows: bool = typer.Option(
+        False, "--skip-bad-rows", help="Audit the rows the model can score; report the others."),
+):
+    """Check each promise a saved model carries on new labelled rows: per promise the
+    estimate, its limits, a verdict (holds, violated, inconclusive) and the rows a conclusive
+    one needs, beside the certificate. Exit 1 when a promise is violated, else 0."""
+
+    def _audit():
+        from safeclf.cli.console import print_audit
+        from safeclf.serve.audit import audit as check
+
+        result = check(model, data, job, report_dir, alpha, period, skip_bad_rows)
+        print_audit(_console(), result)
+        if result.skipped:
+            from safeclf.cli.console import print_bad_rows
+
+            err = _console(stderr=True)
+            err.print(f"{result.skipped} row(s) skipped, {len(result.bad)} problem(s) below",
+                      markup=False)
+            print_bad_rows(err, result.bad)
+        if result.exit_code:
+            raise typer.Exit(result.exit_code)
+
+    _guard(_audit)
+
+
+@app.command()
+def verify(
+    run_dir: Path = typer.Argument(..., help="A run folder, or a folder written by safeclf "
+                                             "deploy."),
+    job: str | None = typer.Option(None, "--job", help="Only this job's certificate."),
+):
+    """Re-check certificates from the data and the stored models: the folder's records, spec
+    and data are the ones its manifest lists, each model file is the one its certificate was
+    made for, and the safety test, re-run, gives what the certificate records (exit 2
+    otherwise)."""
+
+    def _verify():
+        from safeclf.serve.verify import verify as check
+
+        done = check(run_dir, job)
+        for v in done:
+            typer.echo(v.line())
+        typer.echo(f"{len(done)} certificate(s) re-checked on the stated data "
+                   "(this shows they re-check, not who made them: see docs/verify.md)")
+
+    _guard(_verify)
 
 
 @app.command()

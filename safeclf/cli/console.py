@@ -168,3 +168,35 @@ def print_bad_rows(console, bad) -> None:
     if len(bad) > BAD_ROWS_SHOWN:
         console.print(f"... and {len(bad) - BAD_ROWS_SHOWN} more (write them all with "
                       "--bad-rows FILE)", markup=False)
+
+
+def print_audit(console, result) -> None:
+    """An audit (:func:`safeclf.serve.audit.audit`): one row per promise (bound, estimate and
+    limits, rows, verdict, n needed), then each promise's statement with the certificate's
+    and the audit's words, what the verdicts mean, and the report files."""
+    from rich.text import Text
+
+    from safeclf.report.verdicts import _rows
+
+    style = {"holds": "green", "violated": "bold red", "inconclusive": "yellow"}
+    console.print(f"audit of {result.model} on {result.rows} labelled rows"
+                  + (f" ({result.skipped} skipped)" if result.skipped else ""), markup=False)
+    table = _table("Promises (audited rows)", ["promise", "bound", "estimate (limits)",
+                                               "n", "verdict", "n needed"])
+    for r in result.promises.itertuples(index=False):
+        est = "" if r.verdict == "not checked" else \
+            f"{r.estimate:.3g} [{r.lower:.3g}, {r.upper:.3g}]"
+        need = "" if r.n_needed != r.n_needed else _rows(float(r.n_needed))
+        table.add_row(*_cells(r.promise, r.bound, est, r.n_groups or str(r.n)),
+                      Text(r.verdict, style=style.get(r.verdict, "")), Text(need))
+    console.print(table)
+    for r in result.promises.itertuples(index=False):
+        console.print(f"{r.promise}: {r.statement}", markup=False)
+        console.print(f"  certificate: {r.certificate}", markup=False)
+        if r.run_test_check:
+            console.print(f"  run's test check: {r.run_test_check}", markup=False)
+        console.print(f"  audit: {r.audit if r.verdict != 'not checked' else r.note}",
+                      markup=False)
+    console.print(result.meaning(), markup=False)
+    for path in result.written:
+        console.print(f"report written to {path}", markup=False)

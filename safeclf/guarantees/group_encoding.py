@@ -48,6 +48,11 @@ def _key(values) -> str:
     return "|".join(repr(float(v)) for v in values)
 
 
+#: Rows :func:`find` looks at first: a column with more distinct values among them than there
+#: are groups (and than 2) encodes none, whatever the other rows hold.
+PREFIX = 1000
+
+
 def find(X, groups) -> GroupEncoding | None:
     """The columns of ``X`` that encode ``groups`` (see the module docstring), or None.
     Indicator columns are recognised whatever their two values (a standardised one-hot
@@ -56,8 +61,11 @@ def find(X, groups) -> GroupEncoding | None:
     names = np.unique(groups)
     Xc = X.tocsc() if sp.issparse(X) else np.asarray(X)
     indicators = {}  # group -> (column, value on its rows, value elsewhere)
+    most = max(names.size, 2)  # more distinct values than this: neither kind of column
     for j in range(X.shape[1]):
         col = _dense(Xc, [j]).ravel()
+        if np.unique(col[:PREFIX]).size > most:  # a prefix says it without sorting all rows
+            continue
         values = np.unique(col)
         if values.size == names.size:
             members = [np.unique(groups[col == v]) for v in values]

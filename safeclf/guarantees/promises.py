@@ -56,8 +56,10 @@ from safeclf.guarantees.rates import (  # noqa: F401  (GROUP_KINDS, Quantity: st
     GROUP_KINDS,
     Quantity,
     counted_rows,
+    event_coefficients,
     event_values,
     rate_counts,
+    rate_terms,
 )
 
 #: How strong a promise is.
@@ -356,6 +358,28 @@ def rate_evidence(q: Quantity, y_pos, pred_pos, rows, within=None) -> Evidence:
         ev = event_values(q, y_pos, np.asarray(pred_pos, bool), rows) > 0.5
         return Evidence(int((ev & prot).sum()), int(prot.sum()), int((ev & priv).sum()),
                         int(priv.sum()))
+    raise ValueError(f"quantity {q.kind!r} needs its plugin's promise_evidence")
+
+
+def evidence_terms(q: Quantity, y_pos, rows) -> tuple[tuple[float, np.ndarray], ...]:
+    """The four counts of :func:`rate_evidence` (k, n, k₂, n₂; zeros where it gives None) as
+    functions of boolean predictions p: each (c₀, c) with count = c₀ + c · p (every row's
+    share depends on its own prediction only, so two evaluations, at p = 0 and p = 1, give
+    them)."""
+    y_pos = np.asarray(y_pos, bool)
+    if q.kind == "rate":
+        zero = (0.0, np.zeros(y_pos.shape[0]))
+        return (*rate_terms(q, y_pos, rows), zero, zero)
+    if q.kind in GROUP_KINDS:
+        prot, priv = _pair(q, y_pos, rows)
+        a, b = event_coefficients(q, y_pos, rows)  # event_values at p = 0 and p = 1
+        ev0, ev1 = a > 0.5, a + b > 0.5
+        out = []
+        for side in (prot, priv):
+            k0 = ev0 & side
+            out += [(float(k0.sum()), (ev1 & side).astype(float) - k0),
+                    (float(side.sum()), np.zeros(y_pos.shape[0]))]
+        return tuple(out)
     raise ValueError(f"quantity {q.kind!r} needs its plugin's promise_evidence")
 
 

@@ -123,8 +123,18 @@ def rate_counts(q: Quantity, y_pos, pred, rows, within=None) -> tuple[float, flo
     its event (``y_pos``: label positive; ``pred``: predicted positive, booleans, or the
     probabilities of a randomised rule, whose expected counts are returned; ``within``: a
     further mask, e.g. one group). Integers for boolean predictions."""
-    y_pos = np.asarray(y_pos, bool)
     p = np.asarray(pred, dtype=float)
+    kr, nr, among = _rate_rows(q, y_pos, p, rows, within)
+    k, n = float(kr[among].sum()), float(nr[among].sum())
+    if np.isin(p, (0.0, 1.0)).all():
+        return round(k), round(n)
+    return k, n
+
+
+def _rate_rows(q: Quantity, y_pos, p: np.ndarray, rows, within=None):
+    """Each row's share of :func:`rate_counts`'s (k, n) at predictions ``p`` (floats), and the
+    rows counted: (k per row, n per row, mask)."""
+    y_pos = np.asarray(y_pos, bool)
     data = FitData(y_pos, {k: v for k, v in (rows or {}).items() if not isinstance(v, dict)})
     base = data.mask(q.subset, "promise") if q.subset else np.ones(data.n, bool)
     if within is not None:
@@ -135,18 +145,32 @@ def rate_counts(q: Quantity, y_pos, pred, rows, within=None) -> tuple[float, flo
     if q.joint:
         ev = ev * _sides(np.ones_like(y_pos), y_pos, q.label)
     w = np.ones_like(p) if q.predicted is None else p if q.predicted == "positive" else 1.0 - p
-    k, n = float((ev * w)[among].sum()), float(w[among].sum())
-    if np.isin(p, (0.0, 1.0)).all():
-        return round(k), round(n)
-    return k, n
+    return ev * w, w, among
+
+
+def rate_terms(q: Quantity, y_pos, rows) -> tuple[tuple[float, np.ndarray], ...]:
+    """(k, n) of a ``rate`` quantity as functions of boolean predictions p: each the pair
+    (c₀, c) with count = c₀ + c · p, read off every row's share of :func:`rate_counts` at
+    p = 0 and p = 1 (a row's share depends on its own prediction only). Certification counts
+    thousands of threshold rules this way (:mod:`safeclf.guarantees.certify.counting`)."""
+    n = np.asarray(y_pos).shape[0]
+    k0, n0, among = _rate_rows(q, y_pos, np.zeros(n), rows)
+    k1, n1, _ = _rate_rows(q, y_pos, np.ones(n), rows)
+    return tuple((float(v0[among].sum()), np.where(among, v1 - v0, 0.0))
+                 for v0, v1 in ((k0, k1), (n0, n1)))
 
 
 def event_values(q: Quantity, y_pos, pred, rows) -> np.ndarray:
     """The event of ``q`` on each row (its probability under a randomised rule)."""
+    a, b = event_coefficients(q, y_pos, rows)
+    return a + b * np.asarray(pred, dtype=float)
+
+
+def event_coefficients(q: Quantity, y_pos, rows) -> tuple[np.ndarray, np.ndarray]:
+    """(a, b): the event of ``q`` on each row is a + b·p at p = 1[predicted positive]."""
     y_pos = np.asarray(y_pos, bool)
     data = FitData(y_pos, {k: v for k, v in (rows or {}).items() if not isinstance(v, dict)})
-    a, b = EVENTS[q.event](data, q.baseline, "promise")
-    return a + b * np.asarray(pred, dtype=float)
+    return EVENTS[q.event](data, q.baseline, "promise")
 
 
 def counted_rows(q: Quantity, y_pos, rows) -> np.ndarray:

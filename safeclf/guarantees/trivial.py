@@ -78,8 +78,7 @@ class Verdict:
 
 def majority(y_train):
     """The most frequent label of ``y_train`` (ties: the first in sorted order)."""
-    values, counts = np.unique(np.asarray(y_train), return_counts=True)
-    return values[int(np.argmax(counts))]
+    return top_class(y_train)[0]
 
 
 def trivial_error(y_train, y) -> float:
@@ -91,7 +90,12 @@ def trivial_error(y_train, y) -> float:
 
 def top_class(pred) -> tuple[object, float]:
     """The most frequent prediction of ``pred`` and the share of rows given it."""
-    values, counts = np.unique(np.asarray(pred), return_counts=True)
+    pred = np.asarray(pred)
+    if pred.dtype == bool and pred.size:  # counted, not sorted (a million rows a rule)
+        k = int(np.count_nonzero(pred))
+        top = k > pred.size - k  # a tie goes to False, as np.unique's order gives it
+        return np.bool_(top), float(max(k, pred.size - k) / pred.size)
+    values, counts = np.unique(pred, return_counts=True)
     i = int(np.argmax(counts))
     return values[i], float(counts[i] / max(1, counts.sum()))
 
@@ -101,6 +105,11 @@ def one_class(pred) -> bool:
     :data:`NEGLIGIBLE_SHARE` get another class)."""
     pred = np.asarray(pred)
     return pred.size == 0 or top_class(pred)[1] >= 1.0 - NEGLIGIBLE_SHARE
+
+
+def one_class_counted(positives: int, n: int) -> bool:
+    """:func:`one_class` of 0/1 predictions given by their count of positives among ``n``."""
+    return n == 0 or max(positives, n - positives) / n >= 1.0 - NEGLIGIBLE_SHARE
 
 
 def sign_test(model_right, trivial_right) -> tuple[float, int]:
@@ -175,6 +184,12 @@ def path_rules(positives) -> list[int]:
     may enter a post-hoc path: those that do not give one class to all but a negligible share
     of the candidate rows."""
     return [i for i, pred in enumerate(positives) if not one_class(pred)]
+
+
+def path_rules_counted(positives, n: int) -> list[int]:
+    """:func:`path_rules` from each rule's count of positive predictions among the ``n``
+    candidate rows."""
+    return [i for i, k in enumerate(positives) if not one_class_counted(int(k), int(n))]
 
 
 def first_useful(candidates, judge) -> tuple[object | None, Verdict | None]:

@@ -74,17 +74,18 @@ def _unseen(X, names: list[str]):
     return mask, reason
 
 
-def _first(mask, X, where: str, reason) -> None:
-    """Raise naming the first flagged cell of ``mask``."""
+def _first(mask, X, where: str, reason, hint: str = "--skip-bad-rows") -> None:
+    """Raise naming the first flagged cell of ``mask`` (``hint``: how to skip bad rows)."""
     rows = np.flatnonzero(mask.to_numpy().any(axis=1))
     col = mask.columns[int(np.flatnonzero(mask.iloc[rows[0]].to_numpy())[0])]
     more = f" ({len(rows)} rows in all)" if len(rows) > 1 else ""
     raise DataError(f"{where}: column '{col}' at line {line(X.index[rows[0]])} "
-                    f"{reason(col, X[col].iloc[rows[0]])}{more}; --skip-bad-rows scores the "
-                    "other rows and lists the bad ones")
+                    f"{reason(col, X[col].iloc[rows[0]])}{more}; {hint} scores the other "
+                    "rows and lists the bad ones")
 
 
-def encode(frame, meta: dict[str, Any], where: str, skip: bool = False) -> Encoded:
+def encode(frame, meta: dict[str, Any], where: str, skip: bool = False,
+           hint: str = "--skip-bad-rows") -> Encoded:
     """``frame``'s rows encoded for the model described by ``meta`` (its ``models/<job>.json``).
 
     Parameters
@@ -97,6 +98,9 @@ def encode(frame, meta: dict[str, Any], where: str, skip: bool = False) -> Encod
         Where the rows come from, for messages (``--data 'new.csv'``).
     skip : bool
         Report bad rows instead of refusing the batch.
+    hint : str, default "--skip-bad-rows"
+        How the caller skips bad rows, named in the refusal (``skip_bad_rows=True`` in
+        Python).
 
     Returns
     -------
@@ -126,7 +130,7 @@ def encode(frame, meta: dict[str, Any], where: str, skip: bool = False) -> Encod
         if not mask.to_numpy().any():
             continue
         if not skip:
-            _first(mask, X, where, reason)
+            _first(mask, X, where, reason, hint)
         flagged |= mask
         for r, c in zip(*np.nonzero(mask.to_numpy())):
             col, value = X.columns[c], X.iloc[r, c]

@@ -57,6 +57,96 @@ def model_files(folder: Path, job: str | None) -> tuple[Path, Path]:
     return path, meta_path
 
 
+def model_source(path: Path, job: str | None) -> tuple[Path, Path]:
+    """The model and metadata files ``path`` names: a folder written by ``safeclf deploy``
+    (``job`` None), a run folder with ``job``, or a model file itself (``models/<job>.skops``
+    of a run, ``model.skops`` of a deployed folder; its ``.json`` beside it)."""
+    path = Path(path)
+    if job is None and path.suffix == ".skops" and not path.is_dir():
+        from safeclf._utils.paths import require_file
+
+        require_file(path, "model file")
+        return path, path.with_suffix(".json")
+    return model_files(path, job)
+
+
+def read_model(path: Path, meta_path: Path, job: str | None = None):
+    """``(pipeline, meta)`` of a model whose new rows can be read (a ``csv`` dataset's model),
+    each file checked, and checked to belong with the other."""
+    meta = read_meta(meta_path)
+    if meta["dataset"].get("dataset") != "csv":
+        raise SpecError(f"{'--job: the job' if job else 'the model'}'s dataset is "
+                        f"'{meta['dataset'].get('dataset')}'; new rows are read for csv "
+                        "datasets only")
+    pipeline = load(path)
+    _check_model_matches(pipeline, meta, path)
+    return pipeline, meta
+
+
+@dataclass
+class Scored:
+    """Rows scored by :func:`score_frame`: ``table`` (the good rows of the frame with
+    ``prediction`` and, where the model has them, ``proba_<class>`` or ``score``, exactly what
+    ``safeclf predict`` writes), the encoded rows (:class:`~safeclf.serve.new_rows.Encoded`:
+    ``X``, the ``keep`` mask, the ``bad`` table) and the raw predictions (the model's
+    classes, before the favourable outcome's values are written back)."""
+
+    table: Any
+    rows: Any
+    raw: np.ndarray
+
+
+def score_frame(pipeline, meta: dict[str, Any], frame, where: str, skip: bool = False,
+                hint: str = "--skip-bad-rows") -> Scored:
+    """Encode the raw rows ``frame`` as the model's training rows were
+    (:func:`safeclf.serve.new_rows.encode`: the same checks and messages, headed by
+    ``where``; ``hint`` names the way to skip bad rows) and score them: the one path of
+    ``safeclf predict`` and :func:`safeclf.load_model`."""
+    from safeclf.guarantees.outcome import class_names, decode
+    from safeclf.serve.new_rows import encode
+
+    if frame.empty:
+        raise DataError(f"{where} has no rows")
+    rows = encode(frame, meta, where, skip=skip, hint=hint)
+    if not rows.keep.any():
+        first = rows.bad.iloc[0]
+        raise DataError(f"{where}: no row can be scored ({len(frame)} rows; the first problem: "
+                        f"column '{first['column']}' at line {first['line']} {first['reason']})")
+    result = frame[rows.keep].copy()
+    X = rows.X
+    outcome = meta.get("outcome")  # absent in a model saved before outcomes were recorded
+    raw = np.asarray(pipeline.predict(X))
+    result["prediction"] = decode(raw, outcome)
+    if hasattr(pipeline, "predict_proba") and hasattr(pipeline[-1], "predict_proba"):
+        try:
+            proba = pipeline.predict_proba(X)
+            for k, c in enumerate(class_names(pipeline[-1].classes_, outcome)):
+                result[f"proba_{c}"] = proba[:, k]
+        except (AttributeError, NotImplementedError):
+            pass
+    elif hasattr(pipeline[-1], "decision_function"):
+        score = np.asarray(pipeline.decision_function(X))
+        if score.ndim == 1:
+            result["score"] = score
+    return Scored(result, rows, raw)
+
+
+def read_rows(data: Path, flag: str = "--data"):
+    """The rows of CSV ``data`` as pandas reads them (one line when it cannot)."""
+    import pandas as pd
+
+    from safeclf._utils.paths import require_file
+
+    require_file(data, flag)
+    try:
+        frame = pd.read_csv(data)
+    except Exception as exc:
+        raise DataError(f"{flag}: cannot read '{data}': {str(exc).splitlines()[0]}") from None
+    if frame.empty:
+        raise DataError(f"{flag}: '{data}' has no rows")
+    return frame
+
+
 @dataclass
 class Predicted:
     """What :func:`predict_file` did: rows scored, and the problems of the rows skipped
@@ -94,10 +184,8 @@ def predict_file(folder: Path, job: str | None, data: Path, out: Path,
     Predicted
         The number of rows scored and the table of problems.
     """
-    import pandas as pd
-
-    from safeclf._utils.paths import not_overwriting, require_file, writable_file
-    from safeclf.serve.new_rows import as_written, encode
+    from safeclf._utils.paths import not_overwriting, writable_file
+    from safeclf.serve.new_rows import as_written
     from safeclf.store.folder import WriteError, atomic_write_all
 
     writable_file(out, "--out")
@@ -114,43 +202,10 @@ def predict_file(folder: Path, job: str | None, data: Path, out: Path,
     for target, flag in ((out, "--out"), (bad_rows, "--bad-rows")):
         if target is not None:
             not_overwriting(target, flag, inputs, home)
-    meta = read_meta(meta_path)
-    if meta["dataset"].get("dataset") != "csv":
-        raise SpecError(f"{'--job: the job' if job else 'the model'}'s dataset is "
-                        f"'{meta['dataset'].get('dataset')}'; predict reads new rows for csv "
-                        "datasets only")
-    pipeline = load(path)
-    _check_model_matches(pipeline, meta, path)
-    require_file(data, "--data")
-    try:
-        frame = pd.read_csv(data)
-    except Exception as exc:
-        raise DataError(f"--data: cannot read '{data}': {str(exc).splitlines()[0]}") from None
-    if frame.empty:
-        raise DataError(f"--data: '{data}' has no rows")
-    where = f"--data '{data}'"
-    rows = encode(frame, meta, where, skip=skip_bad_rows)
-    if not rows.keep.any():
-        first = rows.bad.iloc[0]
-        raise DataError(f"{where}: no row can be scored ({len(frame)} rows; the first problem: "
-                        f"column '{first['column']}' at line {first['line']} {first['reason']})")
-    from safeclf.guarantees.outcome import class_names, decode
-
-    result = frame[rows.keep].copy()
-    X = rows.X
-    outcome = meta.get("outcome")  # absent in a model saved before outcomes were recorded
-    result["prediction"] = decode(pipeline.predict(X), outcome)
-    if hasattr(pipeline, "predict_proba") and hasattr(pipeline[-1], "predict_proba"):
-        try:
-            proba = pipeline.predict_proba(X)
-            for k, c in enumerate(class_names(pipeline[-1].classes_, outcome)):
-                result[f"proba_{c}"] = proba[:, k]
-        except (AttributeError, NotImplementedError):
-            pass
-    elif hasattr(pipeline[-1], "decision_function"):
-        score = np.asarray(pipeline.decision_function(X))
-        if score.ndim == 1:
-            result["score"] = score
+    pipeline, meta = read_model(path, meta_path, job)
+    frame = read_rows(data)
+    scored = score_frame(pipeline, meta, frame, f"--data '{data}'", skip=skip_bad_rows)
+    result, rows = scored.table, scored.rows
     writes = [(Path(target), text, flag) for target, text, flag in (
         (out, as_written(result).to_csv(index=False), "--out"),
         (bad_rows, rows.bad.to_csv(index=False), "--bad-rows")) if target is not None]

@@ -193,8 +193,10 @@ def start_run(out: Path, name: str, spec: dict, manifest: dict) -> Path:
     import shutil
 
     path = create_run_dir(out, name)
+    text = yaml_text(spec)
     try:
-        write_yaml(path / "spec.yaml", spec)
+        atomic_write(path / "spec.yaml", text)
+        manifest["spec_sha256"] = text_sha256(text)  # what --resume, verify and deploy check
         write_json(path / "manifest.json", manifest)
     except WriteError as exc:
         shutil.rmtree(path, ignore_errors=True)
@@ -325,10 +327,43 @@ def write_json(path: Path, data: Any) -> None:
     atomic_write(path, json_text(data))
 
 
-def write_yaml(path: Path, data: Any) -> None:
+def yaml_text(data: Any) -> str:
+    """``data`` as the run folder's YAML files hold it."""
     import yaml
 
-    atomic_write(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def write_yaml(path: Path, data: Any) -> str:
+    """Write ``data`` as YAML to ``path``; returns the SHA-256 of the text written."""
+    text = yaml_text(data)
+    atomic_write(path, text)
+    return text_sha256(text)
+
+
+def text_sha256(text: str | bytes) -> str:
+    """The SHA-256 of ``text`` (UTF-8) or bytes: the digest the manifest keeps of the spec
+    and of every record (``spec_sha256``, ``records``)."""
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
+
+
+def record_digests(run_dir: Path, job_ids, written: dict[str, str] | None = None
+                   ) -> dict[str, str]:
+    """``{job id: SHA-256}`` of each job's record (``results/<id>.json``) that exists: from
+    ``written`` (the texts this session wrote) where it holds it, else read from the file."""
+    written = written or {}
+    out = {}
+    for job_id in job_ids:
+        if job_id in written:
+            out[job_id] = text_sha256(written[job_id])
+            continue
+        try:
+            out[job_id] = text_sha256(result_path(run_dir, job_id).read_bytes())
+        except OSError:
+            continue
+    return out
 
 
 def result_path(run_dir: Path, job_id: str) -> Path:

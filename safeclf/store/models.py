@@ -56,12 +56,14 @@ def _type_path(obj) -> str:
     return f"{type(obj).__module__}.{type(obj).__qualname__}"
 
 
-def save(path: Path, estimator, preprocessor, meta: dict[str, Any]) -> None:
+def save(path: Path, estimator, preprocessor, meta: dict[str, Any]) -> str:
     """Write the pipeline (preprocessor, estimator) to ``path`` and ``meta`` (completed with
     the format, the safeclf version and the estimator's class) beside it, each through a
     temporary file and a rename. The file is checked as :func:`load` will check it before it
     is kept; a model holding an object safeclf does not load is an error here, not a file no
-    one can open later."""
+    one can open later. Returns the SHA-256 of the model file; a certificate in ``meta``
+    whose evidence is recorded (``meta["certificate"]["evidence"]``) gets it as
+    ``model_sha256``."""
     import skops.io as sio
     from sklearn.pipeline import Pipeline
 
@@ -78,20 +80,35 @@ def save(path: Path, estimator, preprocessor, meta: dict[str, Any]) -> None:
         except SpecError as exc:
             raise SpecError(f"the fitted model cannot be saved so that it loads safely: {exc}") \
                 from None
+        digest = sha256_of(tmp)
     meta = {"format": MODEL_FORMAT, "safeclf_version": __version__,
             "estimator": _type_path(estimator), **meta}
+    cert = meta.get("certificate")
+    if isinstance(cert, dict) and isinstance(cert.get("evidence"), dict):
+        meta["certificate"] = {**cert, "evidence": {**cert["evidence"], "model_sha256": digest}}
     atomic_write(path.with_suffix(".json"), json.dumps(meta, indent=2, default=str) + "\n")
+    return digest
 
 
-def load(path: Path):
-    """The pipeline in ``path``. Every object the file describes is checked against
-    :data:`safeclf.store.trust.TRUSTED_TYPES` before anything is built; any other file, or one
-    that is not a pipeline ending in an estimator, is refused with one line."""
+def sha256_of(path: Path) -> str:
+    """The SHA-256 of the file at ``path``."""
+    from safeclf.store.folder import file_identity
+
+    return file_identity(Path(path))["sha256"]
+
+
+def load(path: str | Path):
+    """The pipeline in ``path`` (a str or a Path). Every object the file describes is checked
+    against :data:`safeclf.store.trust.TRUSTED_TYPES` before anything is built; any other file,
+    or one that is not a pipeline ending in an estimator, is refused with one line. To score
+    raw rows with the encoding and checks of ``safeclf predict``, use
+    :func:`safeclf.load_model`."""
     import skops.io as sio
     from sklearn.pipeline import Pipeline
 
     from safeclf.store.trust import check_file, translated
 
+    path = Path(path)
     if not path.is_file():
         raise SpecError(f"no saved model '{path}' (run with save_models: true to keep models)")
     trusted = check_file(path)
@@ -109,10 +126,11 @@ def load(path: Path):
     return pipeline
 
 
-def read_meta(meta_path: Path) -> dict[str, Any]:
+def read_meta(meta_path: str | Path) -> dict[str, Any]:
     """The metadata beside a model, checked: present, JSON, this format, the keys
     :func:`predict_file` needs with their types (whatever the dataset; predict itself reads
     rows for ``csv`` datasets only)."""
+    meta_path = Path(meta_path)
     where = f"model metadata '{meta_path}'"
     if not meta_path.is_file():
         raise SpecError(f"{where} is missing; the model cannot be used without it (re-run the "

@@ -22,15 +22,18 @@ def _grid(score: np.ndarray, n: int) -> np.ndarray:
     return np.concatenate([[-np.inf], mids, [np.inf]])
 
 
-def _threshold_for_rate(score: np.ndarray, rate: float) -> float:
-    """The largest threshold putting at least ``rate`` of ``score`` above it."""
+def _threshold_for_rate(score: np.ndarray, rate: float, presorted: bool = False) -> float:
+    """The largest threshold putting at least ``rate`` of ``score`` above it (``presorted``:
+    ``score`` is already in ascending order, as a caller asking for many rates keeps it)."""
     if score.size == 0:
         return np.inf
     k = int(np.ceil(rate * score.size - 1e-9))
     if k <= 0:
-        return float(np.max(score))
-    s = np.sort(score)[::-1]
-    return float(s[k - 1] - 1e-12 * max(1.0, abs(s[k - 1]))) if k <= s.size else -np.inf
+        return float(score[-1] if presorted else np.max(score))
+    if k > score.size:
+        return -np.inf
+    v = float((score if presorted else np.sort(score))[score.size - k])  # k-th largest
+    return v - 1e-12 * max(1.0, abs(v))
 
 
 def _rho_range(promises, entry: str, kappa: float) -> tuple[float, float]:

@@ -67,6 +67,8 @@ from safeclf.data.task import _take
 from safeclf.errors import DataError, SafeclfError
 from safeclf.guarantees import bounds as B
 from safeclf.guarantees import ltt, trivial
+from safeclf.guarantees.certify import counting
+from safeclf.guarantees.certify.counting import SortedPart
 from safeclf.guarantees.certify.path import (  # noqa: F401  (tests and callers use them here)
     PASS_DRAWS,
     RHO_CAP,
@@ -77,7 +79,6 @@ from safeclf.guarantees.certify.path import (  # noqa: F401  (tests and callers 
     pass_probabilities,
 )
 from safeclf.guarantees.promises import Evidence, Promise, rate_evidence
-from safeclf.guarantees.promises import sizes as promise_sizes
 
 #: Quantity kinds certification can decide from counts.
 CERTIFIABLE = ("rate", "ratio", "difference")
@@ -119,6 +120,15 @@ class Part:
             g = np.asarray(self.rows[entry])
             cache[entry] = np.unique(g if g.dtype.kind == "U" else g.astype(str),
                                      return_inverse=True)
+        return cache[entry]
+
+    def sorted(self, entry: str | None) -> SortedPart:
+        """The rows sorted by score within each group of ``entry`` (None: all rows one group),
+        computed once per part: every rule's counts are read off it
+        (:mod:`safeclf.guarantees.certify.counting`)."""
+        cache = self.__dict__.setdefault("_sorted", {})
+        if entry not in cache:
+            cache[entry] = SortedPart(self, entry)
         return cache[entry]
 
 
@@ -195,9 +205,17 @@ def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str,
     q = ups[0].quantity
     among = np.ones_like(cand.y_pos) if q.label is None else (
         cand.y_pos if q.label == "positive" else ~cand.y_pos)
-    g = np.asarray(cand.rows[entry]).astype(str)
-    names = [a for a in np.unique(g) if np.any((g == a) & among)]
-    scores = {a: cand.score[(g == a) & among] for a in names}
+    # each group's scores sorted once: its rate above t and the threshold for a rate are
+    # then a binary search and an index (no pass over the rows per rule)
+    if q.label is None:  # every row: the part's own sort by group
+        sp = cand.sorted(entry)
+        ascending = {str(a): s for a, s in zip(sp.names, sp.ascending) if s.size}
+    else:
+        names, codes = cand.codes(entry)
+        ascending = {str(a): np.sort(cand.score[(codes == i) & among])
+                     for i, a in enumerate(names)}
+        ascending = {a: s for a, s in ascending.items() if s.size}
+    names = list(ascending)
     kappa = max(min((p.bound if p.quantity.kind == "ratio" else 1.0 - p.bound) for p in ups),
                 1e-3)
     hi, lo = _rho_range(promises, entry, kappa)
@@ -208,30 +226,51 @@ def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str,
     out = []
     for t in grid[refs]:
         t = float(t)
-        rates = {a: float(np.mean(scores[a] > t)) for a in names}
+        rates = {a: float((s.size - np.searchsorted(s, t, side="right")) / s.size)
+                 for a, s in ascending.items()}
         top = max(rates.values(), default=0.0)
         if top <= 0:
             continue
         for rho in rhos:
             per = tuple((str(a), t if rates[a] >= top else
-                         min(t, _threshold_for_rate(scores[a], rho * top))) for a in names)
+                         min(t, _threshold_for_rate(ascending[a], rho * top, presorted=True)))
+                        for a in names)
             out.append(Rule(t, per, entry))
     return list(dict.fromkeys(out))
 
 
+def _entry_of(rules) -> str | None:
+    return next((r.groups for r in rules if r.per_group), None)
+
+
 def _counts(promises, part: Part, rules) -> list[tuple[np.ndarray, ...]]:
-    """Per promise, the arrays (k, n, k2, n2) of its counts under each rule on ``part``."""
-    out = []
-    for p in promises:
-        evs = [rate_evidence(p.quantity, part.y_pos, r.positive(part), part.rows) for r in rules]
-        out.append(tuple(np.array([getattr(e, f) if getattr(e, f) is not None else 0
-                                   for e in evs], dtype=float) for f in ("k", "n", "k2", "n2")))
-    return out
+    """Per promise, the arrays (k, n, k2, n2) of its counts under each rule on ``part`` (the
+    integers :func:`~safeclf.guarantees.promises.rate_evidence` gives for each rule's
+    predictions, read off the part's sorted scores)."""
+    sp = part.sorted(_entry_of(rules))
+    return sp.counts(promises, sp.positives(rules))
+
+
+def _errors(part: Part, rules) -> np.ndarray:
+    """Each rule's count of rows of ``part`` it predicts wrong."""
+    sp = part.sorted(_entry_of(rules))
+    return sp.errors(sp.positives(rules))
+
+
+def _n_positive(part: Part, rules) -> np.ndarray:
+    """Each rule's count of rows of ``part`` it predicts positive."""
+    return part.sorted(_entry_of(rules)).positives(rules).sum(axis=1)
 
 
 def _sizes(promises, part: Part) -> list[Evidence]:
-    """Each promise's sizes (rows counted) on ``part``, predictions not looked at."""
-    return [promise_sizes(p.quantity, part.y_pos, part.rows) for p in promises]
+    """Each promise's sizes (rows counted) on ``part``, predictions not looked at (what
+    :func:`~safeclf.guarantees.promises.sizes` gives, from the part's count terms)."""
+    out = []
+    for p in promises:
+        k, n, k2, n2 = counting.sizes(part, p.quantity)
+        out.append(Evidence(k, n, k2 if p.quantity.kind != "rate" else None,
+                            n2 if p.quantity.kind != "rate" else None))
+    return out
 
 
 def predicted_sizes(promises, cand: Part, n_safe: int) -> list[Evidence]:
@@ -268,12 +307,10 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     bnd = B.get(bound)
     grid = _grid(cand.score, n_thresholds)
     rules = [Rule(float(t)) for t in grid]
-    errors = [float(np.mean(r.positive(cand) != cand.y_pos)) for r in rules]
     entry = group_entry(promises) if per_group else None
     if entry is not None and entry in cand.rows:
-        extra = _group_rules(promises, cand, grid, entry)
-        rules += extra
-        errors += [float(np.mean(r.positive(cand) != cand.y_pos)) for r in extra]
+        rules += _group_rules(promises, cand, grid, entry)
+    errors = list(_errors(cand, rules) / max(1, cand.score.size))
     # everything that orders the rules comes from the candidate part alone
     sizes = predicted_sizes(promises, cand, safe.score.size)
     counts = _counts(promises, cand, rules)
@@ -281,7 +318,7 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     prob = pass_probabilities(promises, counts, sizes, delta, bnd)
     # safeclf.guarantees.trivial: rules giving one class to (almost) every candidate row are not tested
     usable = list(range(len(rules))) if allow_degenerate else \
-        trivial.path_rules([r.positive(cand) for r in rules])
+        trivial.path_rules_counted(_n_positive(cand, rules), cand.score.size)
     order = [usable[j] for j in _front(prob[usable], [errors[i] for i in usable])]
     if not order:
         return None, {"how": "threshold", "delta": delta, "reason": trivial.NO_PATH}
@@ -327,19 +364,22 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
         if len(would):  # an explanation only: a rule left out is never returned
             record["reason"] += trivial.left_out_note(judge(left_out[would[0]]))
         return None, record
-    def training_errors(i):  # on all training rows
-        return sum(int(np.sum(rules[i].positive(part) != part.y_pos)) for part in (cand, safe))
-
-    # safeclf.guarantees.trivial: the choice skips rules degenerate on the training rows
-    ranked = sorted(passed, key=training_errors)
+    wrong = dict(zip(passed, _errors(cand, [rules[i] for i in passed])
+                     + _errors(safe, [rules[i] for i in passed])))
+    # safeclf.guarantees.trivial: the choice skips rules degenerate on the training rows; by
+    # training error (all training rows), ties in path order
+    ranked = sorted(passed, key=lambda i: int(wrong[i]))
     best, why = (ranked[0], None) if allow_degenerate else trivial.first_useful(ranked, judge)
     if best is None:
         record.update(reason=trivial.no_solution_reason(why), degenerate_only=True)
         return None, record
     record["trivial"] = judge(best).reason
     at = tested.index(best)
+    held = _counts(promises, safe, [rules[best]])  # the counts the p-values rest on
     record.update(rule=rules[best].describe(), p_value=float(joint[at]),
                   p_values={p.name: float(v) for p, v in zip(promises, pv[:, at])},
+                  counts={p.name: {f: int(a[0]) for f, a in zip(("k", "n", "k2", "n2"), c)}
+                          for p, c in zip(promises, held, strict=True)},
                   rule_pass_probability=float(prob[best]))
     return rules[best], record
 
@@ -564,27 +604,29 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.blind_columns_ = tuple(int(c) for c in blind)
         entry = search_entry = group_entry(promises)
         encoding = None
+        X_cand = _rows(X, cand)  # once: a copy of the candidate rows
         if self.thresholds != "global" and not self.group_blind and entry is not None \
                 and entry in rows:
             comps = [rows[c][cand] for c in self.group_columns or () if c in rows] \
                 if entry == "groups" else None
-            encoding = GE.find_any(_rows(X, cand), rows[entry][cand], comps)
+            encoding = GE.find_any(X_cand, rows[entry][cand], comps)
             if encoding is None and self.thresholds == "per_group":
-                GE.require(_rows(X, cand), rows[entry][cand], "thresholds='per_group'")
+                GE.require(X_cand, rows[entry][cand], "thresholds='per_group'")
         if encoding is None:
             search_entry = None
         self.group_encoding_ = encoding
         if entry is not None and entry in rows:  # compared as text, converted once
             rows[entry] = np.asarray(rows[entry]).astype(str)
-        parts = [Part(scores_of(est, drop_columns(_rows(X, i), self.blind_columns_)), y_pos[i],
-                      {k: _take(v, i) for k, v in rows.items()}) for i in (cand, safe)]
+        parts = [Part(scores_of(est, drop_columns(Xi, self.blind_columns_)), y_pos[i],
+                      {k: _take(v, i) for k, v in rows.items()})
+                 for i, Xi in ((cand, X_cand), (safe, _rows(X, safe)))]
         rule, record = search(promises, *parts, self.delta, self.bound,
                               per_group=search_entry is not None, test=self.test,
                               n_thresholds=self.n_thresholds,
                               allow_degenerate=bool(self.allow_degenerate))
         self.rule_ = rule
-        self.reads_group_ = self.reads_group(_rows(X, cand), {k: _take(v, cand) for k, v
-                                                              in rows.items()}, entry)
+        self.reads_group_ = self.reads_group(X_cand, {k: _take(v, cand) for k, v
+                                                      in rows.items()}, entry)
         record["reads_group"] = self.reads_group_
         self.certificate_ = record
         self.promises_ = certified_promises(promises, self.delta, record)
