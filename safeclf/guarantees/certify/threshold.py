@@ -78,6 +78,7 @@ from safeclf.guarantees.certify.path import (  # noqa: F401  (tests and callers 
     _threshold_for_rate,
     pass_probabilities,
 )
+from safeclf.guarantees.group_encoding import blind_columns, drop_columns
 from safeclf.guarantees.promises import Evidence, Promise, rate_evidence
 
 #: Quantity kinds certification can decide from counts.
@@ -685,25 +686,3 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
 def _rows(X, idx):
     return X[idx] if not hasattr(X, "iloc") else X.iloc[idx]
-
-
-def drop_columns(X, columns):
-    """X without the feature ``columns`` (positions), for an array, a sparse matrix or a
-    DataFrame; X itself when there are none."""
-    if not len(columns):
-        return X
-    keep = np.setdiff1d(np.arange(X.shape[1]), np.asarray(columns, dtype=int))
-    return X.iloc[:, keep] if hasattr(X, "iloc") else X[:, keep]
-
-
-def blind_columns(X, rows, promises, group_columns=None) -> tuple[int, ...]:
-    """The feature columns a group-blind rule leaves out: every column that encodes the
-    groups its promises compare (:func:`safeclf.guarantees.group_encoding.encoding_columns`), and each
-    component of an intersection (``group_columns``, row entries of ``rows``)."""
-    from safeclf.guarantees.group_encoding import encoding_columns
-
-    entries = {p.quantity.groups for p in promises if p.quantity.kind in ("ratio", "difference")}
-    entries |= {c for c in group_columns or () if c in rows}
-    X = X.to_numpy() if hasattr(X, "iloc") else X
-    return tuple(sorted({c for e in entries if e in rows
-                         for c in encoding_columns(X, rows[e])}))
