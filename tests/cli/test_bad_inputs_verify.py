@@ -15,8 +15,6 @@ import pandas as pd
 import pytest
 from test_bad_inputs_runtime import _one_error_line, _snapshot
 
-pytest.importorskip("skops")
-
 SPEC = """
 name: verify
 seeds: 2

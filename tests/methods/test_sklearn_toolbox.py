@@ -136,10 +136,18 @@ def test_cross_val_score_routes_groups_to_ramp_zafar_and_a_group_splitter():
 
 
 def test_fairlearn_eg_takes_groups_through_routing():
-    pytest.importorskip("fairlearn")
+    """With the bench extra, FairlearnEG takes its groups through metadata routing; without
+    it (a default install), fitting it names the extra to install instead of failing deep."""
+    import importlib.util
+
     from safeclf.methods.ramp.fairlearn_eg import FairlearnEG
 
     X, y, g = groups_data()
+    if importlib.util.find_spec("fairlearn") is None:
+        with pytest.raises(Exception, match="fairlearn") as err:
+            FairlearnEG(max_iter=5).fit(X, y, groups=g)
+        assert "\n" not in str(err.value)
+        return
     with pytest.raises(ValueError, match="needs groups.*enable_metadata_routing"):
         cross_val_score(FairlearnEG(max_iter=5), X, y, cv=KFold(2), error_score="raise")
     with sklearn.config_context(enable_metadata_routing=True):

@@ -12,8 +12,6 @@ import pandas as pd
 import pytest
 from audited_model import deployed, rows
 
-pytest.importorskip("skops")
-
 ALPHA = 0.05
 
 

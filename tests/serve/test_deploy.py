@@ -12,8 +12,6 @@ import pandas as pd
 import pytest
 from group_data import two_groups
 
-pytest.importorskip("skops")
-
 
 def _csv(n=240, seed=0, empty=0.1):
     """Two numeric features (``a`` empty in about ``empty`` of the rows), a colour, a group."""

@@ -11,8 +11,6 @@ import pandas as pd
 import pytest
 from audited_model import deployed, rows
 
-pytest.importorskip("skops")
-
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
