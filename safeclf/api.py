@@ -8,7 +8,6 @@ the files the command line wrote.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +50,7 @@ def load_run(path: str | Path) -> Run:
     """
     from dataclasses import fields
 
+    _arguments(path=(path, "path"))
     folder = read(path)
     return Run(**{f.name: getattr(folder, f.name) for f in fields(folder)})
 
@@ -65,6 +65,7 @@ def read_spec(spec: str | Path | Mapping[str, Any] | Spec, profile: str | None =
     from safeclf.spec.yaml import apply_overrides, apply_profile
 
     if isinstance(spec, (str, Path)):
+        _arguments(profile=(profile, "str?"), overrides=(overrides, "strs"))
         return load_spec(spec, profile, overrides=list(overrides))
     if isinstance(spec, Spec):
         spec = spec.resolved()
@@ -72,7 +73,8 @@ def read_spec(spec: str | Path | Mapping[str, Any] | Spec, profile: str | None =
         from safeclf.errors import SpecError
 
         raise SpecError(f"a spec is a path, a mapping or a Spec, got {type(spec).__name__}")
-    data = copy.deepcopy(dict(spec))  # the caller's mapping is left as it was
+    _arguments(profile=(profile, "str?"), overrides=(overrides, "strs"))
+    data = plain(spec)  # a copy: the caller's mapping is left as it was
     parsed = parse(apply_overrides(apply_profile(data, profile), list(overrides)))
     check(parsed)
     check_sources(parsed)
@@ -141,6 +143,23 @@ def run(spec: str | Path | Mapping[str, Any] | Spec, *, jobs: int = -1,
     from safeclf.execution.options import Options
     from safeclf.execution.runner import run as run_spec
 
+    jobs = _arguments(
+        jobs=(jobs, "int"), out=(out, "path"), name=(name, "str?"), profile=(profile, "str?"),
+        overrides=(overrides, "strs"), check=(check, "bool"), backend=(backend, "backend"),
+        scheduler=(scheduler, "str?"), resume=(resume, "path?"),
+        allow_changed_data=(allow_changed_data, "bool"), mlflow=(mlflow, "str?"),
+        mlflow_experiment=(mlflow_experiment, "str?"), progress=(progress, "bool"))["jobs"]
+    if spec is None and resume is None:
+        from safeclf.errors import SpecError
+
+        raise SpecError("spec: give a spec (a path, a mapping or a Spec), or resume=RUN_DIR")
+    from safeclf.spec.schema import Spec as Parsed
+
+    if spec is not None and not isinstance(spec, (str, Path, Mapping, Parsed)):
+        from safeclf.errors import SpecError
+
+        raise SpecError(f"spec: a spec is a path, a mapping or a Spec, got "
+                        f"{type(spec).__name__}")
     given = None if spec is None and resume is not None else spec
     if given is not None and not isinstance(given, (str, Path)):
         given = read_spec(given, profile, overrides)
@@ -159,6 +178,83 @@ def run(spec: str | Path | Mapping[str, Any] | Spec, *, jobs: int = -1,
     result = load_run(outcome.run_dir)
     result.exit_code = outcome.exit_code
     return result
+
+
+#: How deep a spec mapping may nest (lists and mappings): far beyond any spec, well within
+#: Python's recursion limit.
+MAX_DEPTH = 50
+
+#: What each kind of argument of the public functions must be (the command line's types).
+_KINDS = {"int": "an integer", "bool": "True or False", "str?": "a string or None",
+          "path": "a path (str or pathlib.Path)", "path?": "a path (str or pathlib.Path) or None",
+          "strs": "a list of strings", "backend": "'loky' or 'dask'"}
+
+
+def _arguments(**given) -> dict[str, Any]:
+    """Each ``name=(value, kind)`` checked as the command line checks its option (``kind`` a
+    key of :data:`_KINDS`); numpy integers are integers. Returns the values, converted
+    (``int`` for an integer). Raises :class:`~safeclf.errors.SpecError` naming the argument."""
+    import numbers
+
+    from safeclf.errors import SpecError
+
+    out = {}
+    for name, (value, kind) in given.items():
+        ok = {"int": isinstance(value, numbers.Integral) and not isinstance(value, bool),
+              "bool": isinstance(value, bool),
+              "str?": value is None or isinstance(value, str),
+              "path": isinstance(value, (str, Path)),
+              "path?": value is None or isinstance(value, (str, Path)),
+              "strs": not isinstance(value, (str, bytes, Mapping)) and isinstance(
+                  value, (list, tuple)) and all(isinstance(v, str) for v in value),
+              "backend": value in ("loky", "dask") and isinstance(value, str)}[kind]
+        if not ok:
+            raise SpecError(f"{name} must be {_KINDS[kind]}, got {_shown(value)}")
+        if isinstance(value, str) and "\0" in value:
+            raise SpecError(f"{name} must not hold a NUL character")
+        out[name] = int(value) if kind == "int" else value
+    return out
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+def plain(value, where: str = "spec", depth: int = 0):
+    """A copy of a spec given as Python data, with only what a YAML file can hold: mappings
+    with string keys, lists (a tuple is one), strings, numbers, booleans and None; numpy
+    scalars become Python numbers. Anything else (a set, bytes, an object), or nesting deeper
+    than :data:`MAX_DEPTH`, is a :class:`~safeclf.errors.SpecError` naming the place."""
+    import numbers
+
+    import numpy as np
+
+    from safeclf.errors import SpecError
+
+    if depth > MAX_DEPTH:
+        at = where if len(where) <= 60 else where[:57] + "..."
+        raise SpecError(f"{at}: the spec nests more than {MAX_DEPTH} levels deep; a spec "
+                        "is not")
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise SpecError(f"{where}: key {_shown(k)} is not a string")
+            out[k] = plain(v, f"{where}.{k}", depth + 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [plain(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise SpecError(f"{where} is a {type(value).__name__}, which a spec cannot hold (a string, "
+                    "number, boolean, list or mapping)")
 
 
 def _describe(spec) -> str:

@@ -47,3 +47,10 @@ def closest(name: str, known) -> str:
     match = difflib.get_close_matches(str(name), [str(k) for k in known if str(k) != str(name)],
                                       n=1, cutoff=0.5)
     return f" (did you mean '{match[0]}'?)" if match else ""
+
+
+class CertificateError(SafeclfError):
+    """A certificate does not re-check (``safeclf verify``, ``safeclf deploy``): its model
+    file, data, records or test differ from what it states (exit code 2)."""
+
+    exit_code = 2

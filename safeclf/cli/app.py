@@ -348,6 +348,29 @@ def audit(
 
 
 @app.command()
+def verify(
+    run_dir: Path = typer.Argument(..., help="A run folder, or a folder written by safeclf "
+                                             "deploy."),
+    job: str | None = typer.Option(None, "--job", help="Only this job's certificate."),
+):
+    """Re-check certificates from the data and the stored models: the folder's records, spec
+    and data are the ones its manifest lists, each model file is the one its certificate was
+    made for, and the safety test, re-run, gives what the certificate records (exit 2
+    otherwise)."""
+
+    def _verify():
+        from safeclf.serve.verify import verify as check
+
+        done = check(run_dir, job)
+        for v in done:
+            typer.echo(v.line())
+        typer.echo(f"{len(done)} certificate(s) re-checked on the stated data "
+                   "(this shows they re-check, not who made them: see docs/verify.md)")
+
+    _guard(_verify)
+
+
+@app.command()
 def report(run_dir: Path = typer.Argument(..., help="A finished run folder.")):
     """Write the run folder's report.html again (one self-contained page: identity, summary,
     promises, expectations, plots); runs write it themselves."""
@@ -435,6 +458,23 @@ def schema():
         typer.echo(json.dumps(Spec.model_json_schema(by_alias=True), indent=2))
 
     _guard(_schema)
+
+
+def _plain_help(doc: str | None) -> str | None:
+    """A command's docstring as ``--help`` shows it: each paragraph on one line (the terminal
+    wraps it at its own width, not where the source did) and reST's double backticks
+    dropped."""
+    if not doc:
+        return doc
+    import inspect
+    import re
+
+    paragraphs = re.split(r"\n\s*\n", inspect.cleandoc(doc))
+    return "\n\n".join(" ".join(p.split()).replace("``", "") for p in paragraphs)
+
+
+for _command in app.registered_commands:
+    _command.help = _plain_help(_command.help or _command.callback.__doc__)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -54,8 +54,9 @@ def annotate(ds: Dataset) -> Dataset:
     return ds
 
 
-def load_dataset(entry: dict, preprocess: Any = None) -> Dataset:
-    """The dataset of a spec entry, cached per process (workers reuse it across jobs). When
+def load_dataset(entry: dict, preprocess: Any = None, cached: bool = True) -> Dataset:
+    """The dataset of a spec entry, cached per process (workers reuse it across jobs; not
+    with ``cached=False``: ``safeclf verify`` reads the files as they are now). When
     the ``preprocess`` step the job applies imputes, a loader with a ``keep_empty`` parameter
     (``csv``) keeps empty numeric cells as NaN for it."""
     from safeclf.data import preprocessing
@@ -65,7 +66,9 @@ def load_dataset(entry: dict, preprocess: Any = None) -> Dataset:
     if preprocessing.imputes(preprocess) and "keep_empty" in registry.get_dataset(
             entry["dataset"]).defaults():
         params["keep_empty"] = True
-    return _load_cached(entry["dataset"], json.dumps(params, sort_keys=True))
+    key = json.dumps(params, sort_keys=True)
+    return _load_cached(entry["dataset"], key) if cached else \
+        _load_cached.__wrapped__(entry["dataset"], key)
 
 
 def job_preprocess(dentry: dict, mentry: dict):
@@ -203,11 +206,38 @@ def model_meta(est, task: Task, dentry: dict, job: dict, how: Any, promises=None
 def _save_model(path, est, task: Task, dentry: dict, job: dict, result: JobResult,
                 how=None) -> None:
     """Keep the fitted model with what using it needs and what it promises (the promises as
-    checked on this job's test data, and the certificate of a certified fit)."""
+    checked on this job's test data, and the certificate of a certified fit, whose evidence
+    gains the model file's SHA-256: :func:`safeclf.store.models.save`)."""
+    from safeclf.guarantees.certify.evidence import KEY
     from safeclf.store import models
 
-    models.save(path, est, task.preprocessor, model_meta(
+    digest = models.save(path, est, task.preprocessor, model_meta(
         est, task, dentry, job, how, result.promises, result.certification))
+    if isinstance((result.certification or {}).get(KEY), dict):
+        result.certification[KEY]["model_sha256"] = digest
+
+
+def _with_identity(record: dict, dentry: dict, mentry: dict, job: dict) -> dict:
+    """A certificate's ``record`` whose evidence (:mod:`safeclf.guarantees.certify.evidence`)
+    also names what the job ran: its seed, fold and parameters, the dataset and method
+    entries, and the SHA-256 of each data file the dataset entry reads."""
+    from safeclf.guarantees.certify.evidence import KEY
+    from safeclf.spec.check import path_params
+    from safeclf.store.folder import file_identity
+
+    if not isinstance(record.get(KEY), dict):
+        return record
+    files = []
+    for key in path_params(dentry["dataset"]):
+        value = (dentry.get("params") or {}).get(key)
+        if value:
+            files.append({"param": key, **file_identity(Path(value))})
+    evidence = {**record[KEY], "job": {"seed": job["seed"], "fold": job["fold"],
+                                       "params": job["params"]},
+                "dataset": dentry, "method": {k: mentry.get(k) for k in
+                                              ("method", "certify", "promises", "preprocess")},
+                "data": files}
+    return {**record, KEY: evidence}
 
 
 def run_path(payloads: list[dict[str, Any]]) -> list[JobResult]:
@@ -271,7 +301,8 @@ def run_job(payload: dict[str, Any], fit=None) -> JobResult:
             if certify:
                 outcome = certified_fit(plugin, job["params"], task, certify,
                                         mentry.get("promises"), job["seed"])
-                result.certification = _plain(outcome.record)
+                result.certification = _plain(_with_identity(outcome.record, dentry, mentry,
+                                                             job))
                 result.fit_seconds = time.perf_counter() - t0
                 if not outcome.passed:
                     from safeclf.guarantees.promises import promise_metrics

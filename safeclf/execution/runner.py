@@ -88,7 +88,8 @@ def payloads(spec: Spec, jobs: list[Job], run_dir: Path | None = None) -> list[d
         "dataset": datasets[j.dataset_index],
         "method": methods[j.method_index],
         "metrics": list(spec.metrics),
-        "model_path": (str(run_dir / "models" / f"{j.id}.skops")
+        # absolute: a worker kept from an earlier run may have another working folder
+        "model_path": (str(Path(run_dir).absolute() / "models" / f"{j.id}.skops")
                        if run_dir is not None and spec.saves_model(j.method_index) else None),
         "confidence": spec.confidence,
     } for j in jobs]
@@ -310,7 +311,8 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
                 manifest["resumed"][-1]["data_changed"] = changes
             with _resumable(run_dir):
                 if spec.resolved() != stored.resolved():
-                    run_folder.write_yaml(run_dir / "spec.yaml", spec.resolved())
+                    manifest["spec_sha256"] = run_folder.write_yaml(run_dir / "spec.yaml",
+                                                                    spec.resolved())
                     manifest["resumed"][-1]["spec_updated"] = "expectations/plots replaced by the given spec"
                 run_folder.write_json(run_dir / "manifest.json", manifest)
         else:
@@ -339,7 +341,9 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
         t2 = time.perf_counter()
         seconds.update(jobs=round(t1 - t0, 4), tables=round(t2 - t1, 4))
         manifest.update(end=time.strftime("%Y-%m-%dT%H:%M:%S%z"), ok=len(results) - failed,
-                        failed=failed, skipped_on_resume=len(done), plot_problems=plot_problems)
+                        failed=failed, skipped_on_resume=len(done), plot_problems=plot_problems,
+                        records=run_folder.record_digests(run_dir, [j.id for j in jobs],
+                                                          written))
         run_folder.write_json(run_dir / "manifest.json", manifest)
         from safeclf.report import html as report
 

@@ -158,6 +158,7 @@ def deploy(run_dir: Path, method: str | None, out: Path, dataset: str | None = N
     Deployed
         The model's path and its ``deployment`` record.
     """
+    from safeclf.serve.verify import listed_run
     from safeclf.spec.check import parse
     from safeclf.store.read import load_tables as load_run
 
@@ -169,6 +170,9 @@ def deploy(run_dir: Path, method: str | None, out: Path, dataset: str | None = N
     except SpecError as exc:
         raise SpecError(f"'{run_dir / 'spec.yaml'}' is not a spec this safeclf reads: "
                         f"{exc}") from None
+    # the spec and records are the ones the manifest lists (an edited folder is refused)
+    _, manifest, records = listed_run(run_dir, "deploy:")
+    _table_is_records(table, records, run_dir)
     labels = [spec.method_label(j) for j in range(len(spec.methods))]
     method = _choose(labels, method, "--method", "method")
     m = labels.index(method)
@@ -180,7 +184,8 @@ def deploy(run_dir: Path, method: str | None, out: Path, dataset: str | None = N
               "params": json.loads(rows["params"].iloc[0]),
               "data": _data_identity(manifest, dataset), "evidence": _evidence(rows)}
     if spec.methods[m].certify is not None:
-        return _copy_certified(run_dir, rows, job, Path(out), record, allow_degenerate)
+        return _copy_certified(run_dir, rows, job, Path(out), record, allow_degenerate,
+                               (spec, manifest, records))
     record["degenerate"] = _degenerate(rows, None, allow_degenerate)
     return _refit(spec, d, m, rows, job, Path(out), record)
 
@@ -218,8 +223,25 @@ def _degenerate(rows, job: str | None, allow: bool) -> str | None:
     return text
 
 
+def _table_is_records(table, records: dict, run_dir: Path) -> None:
+    """The metrics table says what the manifest-listed records say: the same jobs, each with
+    its method, dataset, seed and status (deploy chooses from the table)."""
+    from safeclf._utils.paths import plain_name
+
+    for row in table.itertuples(index=False):
+        plain_name(str(row.job), run_dir, "metrics.csv: job")
+        rec = records.get(str(row.job))
+        said = None if rec is None else (rec.get("method"), rec.get("dataset"), rec.get("seed"),
+                                          rec.get("status"), rec.get("params"))
+        if said is None or said != (row.method, row.dataset, int(row.seed), row.status,
+                                    json.loads(row.params)):
+            raise SpecError(f"deploy: the metrics table's row of job '{row.job}' is not what "
+                            "the run's records (listed in its manifest) say; the run folder "
+                            "was edited")
+
+
 def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record,
-                    allow_degenerate: bool = False) -> Deployed:
+                    allow_degenerate: bool = False, listed=None) -> Deployed:
     from safeclf.store import models
     from safeclf.store.folder import atomic_write
 
@@ -243,6 +265,14 @@ def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record,
     record["degenerate"] = _degenerate(rows, chosen, allow_degenerate)
     path, meta_path = models.model_paths(run_dir, chosen, "metrics.csv: job")
     meta = models.read_meta(meta_path)
+    from safeclf.serve.verify import certified_payloads, verify_job
+
+    spec, manifest, records = listed
+    payload = certified_payloads(spec, run_dir).get(chosen)
+    if payload is None:
+        raise SpecError(f"deploy: job '{chosen}' is not a certified job of the run's spec")
+    # the certificate re-checks on the stated data before anything is written
+    verify_job(run_dir, payload, records[chosen], manifest, "deploy:")
     models.load(path)  # checked as predict checks it before it is copied
     seed = int(solved.loc[solved["job"] == chosen, "seed"].iloc[0])
     cert = meta.get("certificate") or {}

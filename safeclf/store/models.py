@@ -56,12 +56,14 @@ def _type_path(obj) -> str:
     return f"{type(obj).__module__}.{type(obj).__qualname__}"
 
 
-def save(path: Path, estimator, preprocessor, meta: dict[str, Any]) -> None:
+def save(path: Path, estimator, preprocessor, meta: dict[str, Any]) -> str:
     """Write the pipeline (preprocessor, estimator) to ``path`` and ``meta`` (completed with
     the format, the safeclf version and the estimator's class) beside it, each through a
     temporary file and a rename. The file is checked as :func:`load` will check it before it
     is kept; a model holding an object safeclf does not load is an error here, not a file no
-    one can open later."""
+    one can open later. Returns the SHA-256 of the model file; a certificate in ``meta``
+    whose evidence is recorded (``meta["certificate"]["evidence"]``) gets it as
+    ``model_sha256``."""
     import skops.io as sio
     from sklearn.pipeline import Pipeline
 
@@ -78,9 +80,21 @@ def save(path: Path, estimator, preprocessor, meta: dict[str, Any]) -> None:
         except SpecError as exc:
             raise SpecError(f"the fitted model cannot be saved so that it loads safely: {exc}") \
                 from None
+        digest = sha256_of(tmp)
     meta = {"format": MODEL_FORMAT, "safeclf_version": __version__,
             "estimator": _type_path(estimator), **meta}
+    cert = meta.get("certificate")
+    if isinstance(cert, dict) and isinstance(cert.get("evidence"), dict):
+        meta["certificate"] = {**cert, "evidence": {**cert["evidence"], "model_sha256": digest}}
     atomic_write(path.with_suffix(".json"), json.dumps(meta, indent=2, default=str) + "\n")
+    return digest
+
+
+def sha256_of(path: Path) -> str:
+    """The SHA-256 of the file at ``path``."""
+    from safeclf.store.folder import file_identity
+
+    return file_identity(Path(path))["sha256"]
 
 
 def load(path: str | Path):

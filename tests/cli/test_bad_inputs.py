@@ -85,6 +85,15 @@ CASES = [
      "methods[0].params.C must be a float in the range (0.0, inf), got -1"),
     ("unknown-param", BASE + "    params: {CC: 1}\n", [], 2,
      "methods[0].params.CC is not a parameter of method 'svm' (did you mean 'C'?)"),
+    ("proset-cv_rule-unknown", BASE.replace("method: svm", "method: proset")
+     + "    params: {cv_rule: median}\n", [], 2, "methods[0].params.cv_rule must be a str among"),
+    ("robust_socp-nu_method-unknown", BASE.replace("method: svm", "method: robust_socp")
+     + "    params: {nu_method: grid}\n", [], 2, "methods[0].params.nu_method must be a str among"),
+    ("budgeted_selection-average-not-bandit", BASE.replace("method: svm", "method: budgeted_selection")
+     + "    params: {classes: [{method: logreg, features: 2, incremental: warm_start}], "
+       "procedure: uniform, output: average}\n", [], 2,
+     "methods[0].params.output 'average' is Theorem 2's average of Algorithm 1's round "
+     "functions: it needs procedure 'bandit', not 'uniform'"),
     ("negative-fraction", BASE.replace("- dataset: iris", "- dataset: iris\n    split: {test: -0.2}"),
      [], 2, "datasets[0].split.test must be > 0, got -0.2"),
     ("fraction-above-one", BASE.replace("- dataset: iris", "- dataset: iris\n    split: {test: 1.5}"),

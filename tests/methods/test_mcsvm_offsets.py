@@ -68,7 +68,7 @@ def test_z_svm_maximises_the_geometric_mean_over_every_offset(p_safe):
         s, safe = _scores(300, seed, p_safe)
         off = cal.z_svm(s, safe)
 
-        def gm(b):
+        def gm(b, s=s, safe=safe):
             return math.sqrt(np.mean(s[safe] < b) * np.mean(s[~safe] >= b))
 
         grid = np.r_[np.sort(s) - 1e-9, np.sort(s) + 1e-9]

@@ -18,7 +18,7 @@ from safeclf.errors import DataError
 from safeclf.methods.proset import ProsetClassifier, plugin
 from safeclf.methods.proset.objective import BatchObjective, exp_floored, kernel_sum
 from safeclf.methods.proset.sampling import bin_counts, check_min_cases, draw_candidates
-from safeclf.methods.proset.search import one_standard_error
+from safeclf.methods.proset.search import fold_summary, lambda_v_grid, one_standard_error
 
 
 def _problem(K, D, n=120, J=40, seed=0):
@@ -351,7 +351,27 @@ def test_one_standard_error_rule():
     assert one_standard_error(mean, se, [0, 1, 2, 3]) == 2
 
 
-def test_batch_search_picks_the_smallest_b_within_one_standard_error():
+def test_fold_summary_is_the_reports_standard_deviation_rule():
+    rng = np.random.default_rng(0)
+    scores = rng.uniform(0.1, 0.9, size=(5, 7))
+    mean, sd, se, margin = fold_summary(scores)                    # default: the report's rule
+    assert np.allclose(mean, scores.mean(axis=0))
+    assert np.allclose(sd, np.std(scores, axis=0, ddof=1))         # proset 0.6.1 utility/fit.py
+    assert np.allclose(se * np.sqrt(5), sd) and np.array_equal(margin, sd)
+    assert np.array_equal(fold_summary(scores, "se")[3], se)
+    assert not fold_summary(scores, "min")[3].any()
+
+
+def test_lambda_v_grid_is_the_reports_e5_grid():
+    # E5: 11 points equidistant on the log scale over (1e-6, 1e-1); the report's table
+    # shows 1.0e-5, 3.2e-4, 3.2e-3, 1.0e-2, 3.2e-2 and 1.0e-1 among the chosen values
+    grid = lambda_v_grid(11)
+    assert np.allclose(np.log10(grid), np.arange(-6.0, -0.9, 0.5))
+    for value in (1.0e-5, 3.2e-4, 3.2e-3, 1.0e-2, 3.2e-2, 1.0e-1):
+        assert np.min(np.abs(grid / value - 1)) < 0.02
+
+
+def test_batch_search_picks_the_smallest_b_within_one_fold_standard_deviation():
     ds = load_iris()
     X = StandardScaler().fit_transform(ds.X)
     model = ProsetClassifier(search="batches", max_batches=3, cv=3, n_candidates=60,
@@ -359,7 +379,10 @@ def test_batch_search_picks_the_smallest_b_within_one_standard_error():
     rows = model.search_["table"]
     assert [r["n_batches"] for r in rows] == [0, 1, 2, 3]
     best = min(rows, key=lambda r: r["cv_log_loss"])
-    ok = [r["n_batches"] for r in rows if r["cv_log_loss"] <= best["cv_log_loss"] + best["cv_se"]]
+    assert best["optimal"] and sum(r["optimal"] for r in rows) == 1
+    assert np.isclose(best["cv_sd"], best["cv_se"] * np.sqrt(3))
+    assert rows[0]["threshold"] == best["cv_log_loss"] + best["cv_sd"]
+    ok = [r["n_batches"] for r in rows if r["cv_log_loss"] <= best["cv_log_loss"] + best["cv_sd"]]
     assert model.best_params_["n_batches"] == min(ok) == len(model.batches_)
     assert model.best_params_["n_batches"] >= 1          # B = 0 is far worse on iris
     assert sum(r["chosen"] for r in rows) == 1
@@ -378,6 +401,35 @@ def test_full_search_runs_stage_one_then_stage_two():
     assert model.best_params_["lambda_v"] == chosen["lambda_v"]
     rep = plugin.report(model, task=None)
     assert rep.metrics["chosen_lambda_w"] == chosen["lambda_w"]
+
+
+def test_wider_threshold_never_picks_more_batches():
+    # same folds and fits (same random_state): the SD threshold is sqrt(cv) times the SE one,
+    # so its choice of B is at most the SE rule's, which is at most the optimum's ("min", E4)
+    ds = load_wine()
+    X = StandardScaler().fit_transform(ds.X)
+    chosen, tables = {}, {}
+    for rule in ("sd", "se", "min"):
+        model = ProsetClassifier(search="batches", cv_rule=rule, max_batches=4, cv=4,
+                                 n_candidates=40, random_state=3).fit(X, ds.y)
+        chosen[rule] = model.best_params_["n_batches"]
+        tables[rule] = model.search_["table"]
+    assert [r["cv_log_loss"] for r in tables["sd"]] == [r["cv_log_loss"] for r in tables["min"]]
+    assert chosen["sd"] <= chosen["se"] <= chosen["min"]
+    assert [r["n_batches"] for r in tables["min"] if r["optimal"]] == [chosen["min"]]
+
+
+def test_lambda_v_search_keeps_lambda_w_and_takes_the_largest_lambda_v_under_the_threshold():
+    ds = load_iris()
+    X = StandardScaler().fit_transform(ds.X)
+    model = ProsetClassifier(search="lambda_v", n_search=5, lambda_w=1e-8, max_batches=1, cv=3,
+                             n_candidates=40, random_state=0).fit(X, ds.y)
+    stage1 = [r for r in model.search_["table"] if r["stage"] == 1]
+    assert np.allclose([r["lambda_v"] for r in stage1], lambda_v_grid(5))
+    assert {r["lambda_w"] for r in stage1} == {1e-8}
+    ok = [r["lambda_v"] for r in stage1 if r["cv_log_loss"] <= r["threshold"]]
+    assert model.best_params_["lambda_v"] == max(ok)
+    assert model.best_params_["lambda_w"] == 1e-8
 
 
 def test_checkerboard_structure_is_learned():

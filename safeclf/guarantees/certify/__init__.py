@@ -20,7 +20,7 @@ from typing import Any
 
 from safeclf.guarantees.certify.training import NO_SOLUTION, Outcome
 
-__all__ = ["DEFAULTS", "NO_SOLUTION", "Outcome", "certified_fit", "route"]
+__all__ = ["DEFAULTS", "NO_SOLUTION", "Outcome", "certified_fit", "recheck", "route"]
 
 #: Every certification option and its default (the spec's ``certify:`` mapping is validated
 #: against these names: :class:`safeclf.spec.schema.Certify`).
@@ -63,10 +63,7 @@ def certified_fit(plugin, params: dict, task, certify: Mapping[str, Any] | None 
         ``passed`` with the certified estimator and its promises, or no solution with
         ``record["reason"]``.
     """
-    options = {**DEFAULTS, **{k: v for k, v in (certify or {}).items() if v is not None}}
-    unknown = sorted(set(options) - set(DEFAULTS))
-    if unknown:
-        raise TypeError(f"unknown certification option(s): {', '.join(unknown)}")
+    options = _options(certify)
     if route(plugin, options["how"]) == "training":
         if promises:
             raise ValueError("how: training certifies the method's own constraints only; "
@@ -79,3 +76,47 @@ def certified_fit(plugin, params: dict, task, certify: Mapping[str, Any] | None 
     from safeclf.guarantees.certify.posthoc import certify_threshold
 
     return certify_threshold(plugin, params, task, options, promises, seed)
+
+
+def _options(certify: Mapping[str, Any] | None) -> dict[str, Any]:
+    options = {**DEFAULTS, **{k: v for k, v in (certify or {}).items() if v is not None}}
+    unknown = sorted(set(options) - set(DEFAULTS))
+    if unknown:
+        raise TypeError(f"unknown certification option(s): {', '.join(unknown)}")
+    return options
+
+
+def recheck(plugin, params: dict, task, certify: Mapping[str, Any] | None,
+            promises: list[dict] | None, seed: int, model) -> dict[str, Any]:
+    """The evidence of a certificate (:mod:`.evidence`) recomputed by the code that made it,
+    for the stored model ``model`` (the pipeline's last step) on ``task`` (the job's data,
+    loaded, split and preprocessed as the job did): the held-back rows re-drawn from
+    ``seed``, the promises' counts under ``model``'s predictions, the test re-run.
+
+    Training route: :func:`.training.recheck_training` (the safety test of ``model``).
+    Threshold route: :func:`.posthoc.certify_fitted` on the model's scoring estimator (the
+    path and the test re-run from the candidate part, then the held-back rows); the rule it
+    finds must be the rule the model applies (``problem`` says so otherwise).
+    """
+    options = _options(certify)
+    if route(plugin, options["how"]) == "training":
+        from safeclf.guarantees.certify.training import recheck_training
+
+        return recheck_training(plugin, params, task, options["delta"], options["fraction"],
+                                seed, options["bound"], model)
+    from safeclf.guarantees.certify.posthoc import certify_fitted
+    from safeclf.guarantees.certify.threshold import CertifiedClassifier
+
+    if not isinstance(model, CertifiedClassifier):
+        return {"route": "threshold", "passed": False,
+                "problem": f"the model file holds a {type(model).__name__}, not the certified "
+                           "rule (CertifiedClassifier) the certificate is about"}
+    outcome = certify_fitted(plugin, model.estimator_, task, options, promises, seed)
+    found = dict(outcome.record.get("evidence") or {})
+    applied = None if model.rule_ is None else model.rule_.describe()
+    from safeclf.guarantees.certify.evidence import same
+
+    if not same(applied, found.get("rule")):
+        found["problem"] = (f"the model applies the rule {applied}, but the test finds "
+                            f"{found.get('rule')}")
+    return found

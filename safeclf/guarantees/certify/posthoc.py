@@ -47,32 +47,49 @@ def certify_threshold(plugin, params: dict, task, certify: dict, items, seed: in
     """Fit ``plugin`` on the candidate part and certify its rule (see the module docstring);
     ``certify`` is the method entry's ``certify`` mapping, ``items`` its ``promises``."""
     from safeclf.errors import InfeasibleError, SolverError
-    from safeclf.guarantees.certify.threshold import (
-        CERTIFIABLE,
-        CertifiedClassifier,
-        blind_columns,
-        drop_columns,
-    )
 
-    delta, fraction = certify["delta"], certify["fraction"]
-    cand_task, cand, safe = split_task(task, fraction, seed)
-    record = {"how": "threshold", "delta": delta, "fraction": fraction,
-              "n_candidate": int(cand.size), "n_safety": int(safe.size)}
-    group_blind = bool(certify.get("group_blind"))
-    group_columns = task.info.get("group_columns")
-    blind = ()
-    if group_blind:  # found on the candidate rows, like everything the rule depends on
-        y_c = np.asarray(cand_task.train.y)
-        stated = declared_promises(items, cand_task, np.unique(y_c))
-        blind = blind_columns(cand_task.train.X, cand_task.train.rows, stated, group_columns)
-        cand_task = replace(cand_task, train=replace(
-            cand_task.train, X=drop_columns(cand_task.train.X, blind)))
+    cand_task, cand, safe, _ = candidate_part(task, certify, items, seed)
     try:
         est = plugin.build(params, random_state=seed)
         est = plugin.fit(est, cand_task) or est
     except (InfeasibleError, SolverError) as exc:
-        record["reason"] = f"the model cannot be fitted on the candidate part: {exc}"
+        record = {"how": "threshold", "delta": certify["delta"],
+                  "fraction": certify["fraction"], "n_candidate": int(cand.size),
+                  "n_safety": int(safe.size),
+                  "reason": f"the model cannot be fitted on the candidate part: {exc}"}
         return Outcome(None, [], record)
+    return certify_fitted(plugin, est, task, certify, items, seed)
+
+
+def candidate_part(task, certify: dict, items, seed: int):
+    """(candidate task, candidate rows, held-back rows, blind columns): the split of
+    :func:`split_task` and, with ``group_blind``, the candidate task without the feature
+    columns that encode the group (found on the candidate rows, like everything the rule
+    depends on)."""
+    from safeclf.guarantees.group_encoding import blind_columns, drop_columns
+
+    cand_task, cand, safe = split_task(task, certify["fraction"], seed)
+    blind = ()
+    if certify.get("group_blind"):
+        stated = declared_promises(items, cand_task, np.unique(np.asarray(cand_task.train.y)))
+        blind = blind_columns(cand_task.train.X, cand_task.train.rows, stated,
+                              task.info.get("group_columns"))
+        cand_task = replace(cand_task, train=replace(
+            cand_task.train, X=drop_columns(cand_task.train.X, blind)))
+    return cand_task, cand, safe, blind
+
+
+def certify_fitted(plugin, est, task, certify: dict, items, seed: int) -> Outcome:
+    """Steps after the fit of :func:`certify_threshold`: ``est`` (fitted on the candidate
+    part) gets its promises and its rule, chosen and tested on the held-back rows; ``safeclf
+    verify`` calls this with a stored model to re-check its certificate."""
+    from safeclf.guarantees.certify.threshold import CERTIFIABLE, CertifiedClassifier
+
+    cand_task, cand, safe, blind = candidate_part(task, certify, items, seed)
+    delta, fraction = certify["delta"], certify["fraction"]
+    group_blind = bool(certify.get("group_blind"))
+    record = {"how": "threshold", "delta": delta, "fraction": fraction,
+              "n_candidate": int(cand.size), "n_safety": int(safe.size)}
     classes = np.asarray(est.classes_)
     own = [p for p in plugin.promises(est, cand_task) if p.kind != "none"]
     kept = [p for p in own if p.quantity.kind in CERTIFIABLE]
@@ -86,9 +103,21 @@ def certify_threshold(plugin, params: dict, task, certify: dict, items, seed: in
         est, promises, task.train.X, y_pos, task.train.rows, cand, safe, blind=blind,
         delta=delta, fraction=fraction, bound=certify.get("bound") or "clopper_pearson",
         test=certify.get("test") or "fixed_sequence", random_state=seed,
-        group_blind=group_blind, group_columns=group_columns,
+        group_blind=group_blind, group_columns=task.info.get("group_columns"),
         allow_degenerate=bool(certify.get("allow_degenerate")))
     record.update(cc.certificate_)
+    from safeclf.guarantees.certify.evidence import held_back
+
+    found = cc.certificate_
+    record["evidence"] = {
+        "route": "threshold", "seed": int(seed), "fraction": fraction, "delta": delta,
+        "bound": found.get("bound"), "test": found.get("test"),
+        "held_back": held_back(safe, len(task.train)),
+        "rule": found.get("rule"),
+        "statistic": {name: {**found["counts"][name], "p_value": v}
+                      for name, v in (found.get("p_values") or {}).items()},
+        "p_value": found.get("p_value"),
+        "passed": cc.rule_ is not None}
     if dropped:
         record["not_certified"] = {
             name: "about the method's own decision rule, which the certified threshold "

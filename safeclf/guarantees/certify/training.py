@@ -91,15 +91,15 @@ def split_indices(y, fraction: float, seed: int, stratify: bool = True):
 
 
 def split_train(task, fraction: float, seed: int, stratify: bool = True):
-    """(candidate task, safety part): ``fraction`` of the training rows held back
-    (:func:`split_indices`)."""
+    """(candidate task, safety part, safety positions): ``fraction`` of the training rows held
+    back (:func:`split_indices`); the positions are into the training part."""
     from safeclf.data.task import Task
 
     cand, safe = split_indices(np.asarray(task.train.y), fraction, seed, stratify)
     cand_task = Task(dataset=task.dataset, train=task.train.take(cand), test=task.test,
                      cal=task.cal, info=task.info, seed=task.seed,
                      preprocessor=task.preprocessor)
-    return cand_task, task.train.take(safe)
+    return cand_task, task.train.take(safe), safe
 
 
 def _is_positive(labels, est):
@@ -277,7 +277,7 @@ def certify_in_training(plugin, params: dict, task, delta: float, fraction: floa
     # only "no feasible candidate" is a no-solution outcome; a user error stays a failure
     SafeclfError = (InfeasibleError, SolverError)
 
-    cand_task, safe = split_train(task, fraction, seed)
+    cand_task, safe, safe_idx = split_train(task, fraction, seed)
     record = {"how": "training", "bound": bnd.name, "approximate": bnd.approximate,
               "delta": delta, "fraction": fraction, "n_candidate": len(cand_task.train),
               "n_safety": len(safe)}
@@ -292,9 +292,7 @@ def certify_in_training(plugin, params: dict, task, delta: float, fraction: floa
             record.update(reason=f"candidate selection: {exc}")
             continue
         if promises is None:
-            promises = [p for p in plugin.promises(pilot, cand_task) if p.kind != "none"]
-            if not promises or any(p.quantity.kind not in ("rate", "ratio") for p in promises):
-                raise ValueError(f"method '{plugin.name}' declares no rate promise to certify")
+            promises = pilot_promises(plugin, pilot, cand_task)
         pilots.append((setting, pilot))
     if not pilots:
         return Outcome(None, [], record)
@@ -346,16 +344,12 @@ def certify_in_training(plugin, params: dict, task, delta: float, fraction: floa
         record.update(reason=f"no model: candidate selection at the tightened bounds found "
                              f"none ({exc}); next: a looser bound, or more rows")
         return Outcome(None, [_uncertified(p) for p in certified], record)
-    y_s, pred_s = _positive(est, safe)
-    tests, failed = {}, []
-    for p in promises:
-        ev = rate_evidence(p.quantity, y_s, pred_s, safe.rows)
-        value, ok = safety_bound(p, ev, d, bnd)
-        tests[p.name] = {"bound": value, "passed": ok}
-        if not ok:
-            failed.append(_shortfall(p, ev, d, bnd, len(safe), len(task.train), fraction,
-                                     safe.rows))
+    tests, evs = safety_test(promises, est, safe, d, bnd)
+    failed = [_shortfall(p, ev, d, bnd, len(safe), len(task.train), fraction, safe.rows)
+              for p, ev in zip(promises, evs, strict=True) if not tests[p.name]["passed"]]
     record["safety_tests"] = tests
+    record["evidence"] = _evidence(promises, evs, tests, safe_idx, len(task.train), seed,
+                                   fraction, delta, bnd)
     if failed:
         from safeclf.guarantees.shortfall import sentence
 
@@ -374,6 +368,69 @@ def certify_in_training(plugin, params: dict, task, delta: float, fraction: floa
         return Outcome(None, [replace(_uncertified(p), note=trivial.NOTHING_PROMISED)
                               for p in certified], record)
     return Outcome(est, certified, record)
+
+
+def _evidence(promises, evs, tests, safe_idx, n_train: int, seed: int, fraction: float,
+              delta: float, bnd: B.Bound) -> dict:
+    """The safety test's evidence record (:mod:`safeclf.guarantees.certify.evidence`)."""
+    from safeclf.guarantees.certify.evidence import held_back, statistic
+
+    return {"route": "training", "seed": int(seed), "fraction": fraction, "delta": delta,
+            "bound": bnd.name, "test": "union_bound", "held_back": held_back(safe_idx, n_train),
+            "statistic": statistic(promises, evs, tests),
+            "passed": all(t["passed"] for t in tests.values())}
+
+
+def recheck_training(plugin, params: dict, task, delta: float, fraction: float, seed: int,
+                     bound: str, est) -> dict:
+    """The evidence of :func:`certify_in_training` recomputed for a stored model ``est``: the
+    held-back rows re-drawn from ``seed``, the promises of the first pilot that fits (the
+    user's bounds; :func:`pilot_promises`), and the safety test (:func:`safety_test`) of
+    ``est`` on those rows."""
+    from safeclf.errors import InfeasibleError, SolverError
+
+    bnd = B.get(bound)
+    cand_task, safe, safe_idx = split_train(task, fraction, seed)
+    hook = getattr(plugin, "candidate_params", None)
+    promises = None
+    for setting in hook(params, cand_task) if hook is not None else [params]:
+        try:
+            pilot = plugin.build(setting, random_state=seed)
+            pilot = plugin.fit(pilot, cand_task) or pilot
+        except (InfeasibleError, SolverError):
+            continue
+        promises = pilot_promises(plugin, pilot, cand_task)
+        break
+    if promises is None:
+        return {"route": "training", "passed": False,
+                "problem": "no pilot of the candidate part fits any more"}
+    d = delta / sum(n_bounds(p) for p in promises)
+    tests, evs = safety_test(promises, est, safe, d, bnd)
+    return _evidence(promises, evs, tests, safe_idx, len(task.train), seed, fraction, delta,
+                     bnd)
+
+
+def pilot_promises(plugin, pilot, cand_task) -> list[Promise]:
+    """The promises certified training tests: those the first fitted pilot declares (its
+    bounds the user's, before tightening), each about a rate or a ratio of rates."""
+    promises = [p for p in plugin.promises(pilot, cand_task) if p.kind != "none"]
+    if not promises or any(p.quantity.kind not in ("rate", "ratio") for p in promises):
+        raise ValueError(f"method '{plugin.name}' declares no rate promise to certify")
+    return promises
+
+
+def safety_test(promises, est, safe, d: float, bnd: B.Bound) -> tuple[dict, list[Evidence]]:
+    """The safety test of ``est`` on the held-back part ``safe``: per promise its one-sided
+    bound at level ``d`` and whether it passes (:func:`safety_bound`), and the counts it rests
+    on. ``safeclf verify`` re-runs this on a stored model."""
+    y_s, pred_s = _positive(est, safe)
+    tests, evs = {}, []
+    for p in promises:
+        ev = rate_evidence(p.quantity, y_s, pred_s, safe.rows)
+        value, ok = safety_bound(p, ev, d, bnd)
+        tests[p.name] = {"bound": value, "passed": ok}
+        evs.append(ev)
+    return tests, evs
 
 
 def _crossed_band(promises, internal) -> str:

@@ -21,6 +21,7 @@ from safeclf.errors import DataError
 from safeclf.methods._solvers.status import SolverStatus, iteration_status, settle, worst
 from safeclf.methods.proset.objective import BatchObjective, kernel_sum
 from safeclf.methods.proset.sampling import check_min_cases, draw_candidates
+from safeclf.methods.proset.search import CV_RULES
 
 _EPS = np.finfo(float).eps
 
@@ -44,10 +45,17 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
     lambda_v, lambda_w : float >= 0    elastic-net penalty weights for feature / prototype weights
     alpha_v, alpha_w : float in [0, 1] the l2 share of each penalty (the paper's convention:
                                        penalty = λ (α/2 |.|² + (1 - α) |.|₁))
-    search : "none" | "batches" | "full"
-        hyperparameter selection by cross-validation on log-loss with the one-standard-error
-        rule: "batches" picks B in 0..max_batches for the given λ's (the report's stage 2),
-        "full" first picks (λ_v, λ_w) by random search with B = 1 (stage 1), then B.
+    search : "none" | "batches" | "full" | "lambda_v"
+        hyperparameter selection by cross-validation on log-loss (the author's report,
+        Algorithm alg_hyperparameters): "batches" picks B in 0..max_batches for the given λ's
+        (the report's stage 2), "full" first picks (λ_v, λ_w) by random search with B = 1
+        (stage 1), then B; "lambda_v" keeps λ_w and picks λ_v from ``n_search`` values
+        equidistant on the log scale over (1e-6, 1e-1) (the report's E5, 11 values), then B.
+    cv_rule : "sd" | "se" | "min"
+        the threshold of the "one standard error rule" that trades CV log-loss for sparsity:
+        the best mean plus the fold standard deviation ("sd", the report's and the author's
+        package's rule, default), plus the standard error ("se" = SD / sqrt(cv), tighter), or
+        the optimum itself ("min", the report's E4)
     max_batches, n_search, cv, n_jobs  the search grid, stage-1 sample size, folds, parallel jobs
     solver_factr, max_iter              L-BFGS-B's factr (ftol = factr · machine ε) and iterations
     solver_memory                       L-BFGS-B's number of stored corrections (maxcor)
@@ -99,7 +107,8 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         "lambda_w": [Interval(Real, 0, None, closed="left")],
         "alpha_v": [Interval(Real, 0, 1, closed="both")],
         "alpha_w": [Interval(Real, 0, 1, closed="both")],
-        "search": [StrOptions({"none", "batches", "full"})],
+        "search": [StrOptions({"none", "batches", "full", "lambda_v"})],
+        "cv_rule": [StrOptions(set(CV_RULES))],
         "max_batches": [Interval(Integral, 0, None, closed="left")],
         "n_search": [Interval(Integral, 1, None, closed="left")],
         "cv": [Interval(Integral, 2, None, closed="left")],
@@ -116,8 +125,8 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
     }
 
     def __init__(self, n_batches=1, n_candidates=1000, max_fraction=0.5, lambda_v=1e-3,
-                 lambda_w=1e-8, alpha_v=0.95, alpha_w=0.95, search="none", max_batches=10,
-                 n_search=50, cv=5, n_jobs=None, solver_factr=1e7, solver_memory=50,
+                 lambda_w=1e-8, alpha_v=0.95, alpha_w=0.95, search="none", cv_rule="sd",
+                 max_batches=10, n_search=50, cv=5, n_jobs=None, solver_factr=1e7, solver_memory=50,
                  weight_scale=300.0, max_iter=15000,
                  merge_tol=1e-6, dtype="float32", blas_threads=1, engine="safeclf",
                  random_state=None):
@@ -129,6 +138,7 @@ class ProsetClassifier(ClassifierMixin, BaseEstimator):
         self.alpha_v = alpha_v
         self.alpha_w = alpha_w
         self.search = search
+        self.cv_rule = cv_rule
         self.max_batches = max_batches
         self.n_search = n_search
         self.cv = cv

@@ -13,14 +13,16 @@ class ProsetPlugin(MethodPlugin):
 
     def metric_names(self, params):
         return ("n_batches", "n_active_features", "n_prototypes", "batch_fit_seconds",
-                "kernel_buffer_mb", "chosen_lambda_v", "chosen_lambda_w")
+                "kernel_buffer_mb", "chosen_lambda_v", "chosen_lambda_w",
+                "optimal_n_batches", "stage2_threshold")
 
     def promise_names(self, params):
         return ()
 
     def report(self, estimator, task) -> Report:
         """Metrics: number of active features, prototypes and batches (and the search's
-        choice); details: the per-batch fit log and the search table."""
+        choice: λ's, the stage-2 optimum B and threshold, as the report's tables give them);
+        details: the per-batch fit log and the search table."""
         if estimator.reference_ is not None:
             return Report(metrics={"n_batches": float(estimator.best_params_["n_batches"])},
                           details={"engine": "package", "search": (estimator.search_ or {}).get("table")})
@@ -33,6 +35,10 @@ class ProsetPlugin(MethodPlugin):
         details = {"batches": estimator.fit_log_,
                    "chosen": {k: float(v) for k, v in estimator.best_params_.items()}}
         if estimator.search_ is not None:
+            stage2 = [r for r in estimator.search_["table"] if r["stage"] == 2]
+            metrics["optimal_n_batches"] = float(next(r["n_batches"] for r in stage2
+                                                      if r["optimal"]))
+            metrics["stage2_threshold"] = float(stage2[0]["threshold"])
             metrics["chosen_lambda_v"] = float(estimator.best_params_["lambda_v"])
             metrics["chosen_lambda_w"] = float(estimator.best_params_["lambda_w"])
             details["search"] = estimator.search_["table"]

@@ -9,8 +9,9 @@ with two exact reductions so the matrix stays small:
   convex piecewise-linear function of (w, a): the largest of four linear pieces, bounded by
   one epigraph variable e per entry (a per-point block of 2n variables instead of 3n).
 
-Each point's constraint is one second-order cone (−(affine part), Dᵢ ∘ w) (or Dᵢ ∘ aᵢ), or one
-linear inequality when no point has an ellipsoid (SVM, MM-M, MM-S).
+Each point's constraint is one second-order cone (−(affine part), Dᵢ ∘ w) (or Dᵢ ∘ aᵢ; Dᵢ w for
+MM-MC with a full covariance matrix), or one linear inequality when no point has an ellipsoid
+(SVM, MM-M, MM-S).
 
 Every point's rows use w (and b, v), so those columns of A are dense, and a dense column makes
 the fill-reducing ordering of Clarabel's KKT system slow (2.7 of 5 seconds at m = 2,000,
@@ -119,7 +120,8 @@ def conic_problem(data: ProblemData, C: float):
     mbar = (data.mean_lo + data.mean_hi) / 2
     r = np.maximum(data.mean_hi - data.mean_lo, 0.0) / 2
     D = data.D
-    ellipsoid = bool(np.any(D > 0))
+    full = D.ndim == 3  # MM-MC with a full covariance: point i's cone holds Dᵢ w (n×n)
+    ellipsoid = bool(np.any(D != 0))
     J = np.arange(n)[None, :]
     iw, ib, ixi = 0, n, n + 1  # column offsets: w, b, ξ
     step = n + 1 if ellipsoid else 1  # rows per point of the last block, its cone
@@ -141,9 +143,13 @@ def conic_problem(data: ProblemData, C: float):
         rows.add(head[:, None], iw + J, -y[:, None] * mbar)
         if use_v:
             rows.add(head[:, None], iv + J, r)
-        if ellipsoid:
+        if ellipsoid and full:
+            rows.add(head[:, None, None] + 1 + J[:, :, None], iw + J[:, None, :], -D)
+        elif ellipsoid:
             rows.add(head[:, None] + 1 + J, iw + J, -D)
     else:
+        if full:
+            raise ValueError("a full covariance (MM-MC) has no support-box variant")
         # Entries whose ellipsoid-union extent stays inside their slab lⱼ ≤ xⱼ ≤ uⱼ
         # (µ⁺ + D ≤ u and µ⁻ − D ≥ l) do not need that slab: R ∩ U keeps only the binding
         # slabs, so such an entry has āᵢⱼ = 0, i.e. aᵢⱼ = −yᵢwⱼ, and enters as in (16).

@@ -37,13 +37,20 @@ def solve_cvxpy(data: ProblemData, C: float) -> Solution:
     if data.lower is None:
         # (16)/(24)/(27)/(30)/(2)/(3)/(4)/(1):
         #   1 − ξᵢ + yᵢb + Σⱼ zᵢⱼ + ‖Dᵢ w‖ ≤ 0,  zᵢⱼ ≥ −yᵢµ⁻ᵢⱼwⱼ,  zᵢⱼ ≥ −yᵢµ⁺ᵢⱼwⱼ
+        #   (4) with a full covariance: ‖Dᵢ w‖ with Dᵢ = κ_c Σᵢ^{1/2} an n×n matrix
         z = cp.Variable((m, n))
+        if data.D.ndim == 3:
+            Dw = cp.reshape(data.D.reshape(m * n, n) @ w, (m, n), order="C")
+        else:
+            Dw = cp.multiply(data.D, W)
         cons = [
             z >= cp.multiply(-Y * data.mean_lo, W),
             z >= cp.multiply(-Y * data.mean_hi, W),
-            1 - xi + y * b + cp.sum(z, axis=1) + cp.norm(cp.multiply(data.D, W), 2, axis=1) <= 0,
+            1 - xi + y * b + cp.sum(z, axis=1) + cp.norm(Dw, 2, axis=1) <= 0,
         ]
     else:
+        if data.D.ndim == 3:
+            raise ValueError("a full covariance (MM-MC) has no support-box variant")
         # (23)/(26)/(29)/(32):
         #   1 − ξᵢ + yᵢb + Σⱼ z̃ᵢⱼ + Σⱼ zᵢⱼ + ‖Dᵢ aᵢ‖ ≤ 0,  zᵢⱼ ≥ µ⁻ᵢⱼaᵢⱼ,  zᵢⱼ ≥ µ⁺ᵢⱼaᵢⱼ,
         #   z̃ᵢⱼ ≥ −lᵢⱼ(yᵢwⱼ + aᵢⱼ),  z̃ᵢⱼ ≥ −uᵢⱼ(yᵢwⱼ + aᵢⱼ)

@@ -22,6 +22,7 @@ from safeclf.methods.robust_socp.formulations import (
     kappa_chebyshev,
     problem_data,
 )
+from safeclf.methods.robust_socp.nu import NU_METHODS
 
 
 def _box_binds(data) -> bool:
@@ -51,6 +52,12 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
     test_set : {"intersection", "ellipsoids", "box"}
         The uncertainty set of a test point for the robust error and undecided rate: Lemma 3's
         R ∩ ∪E(µ, κΣ₁) (default), Lemma 2's ∪E(µ, κΣ₁), or the support box R, at this ε.
+    nu_method : {"sup", "bisection"}
+        How ν (eq. 14) is computed for the Bernstein formulations: "sup" maximises
+        2(h − max(µ̂⁻t, µ̂⁺t))/t² with the maximising mean in closed form (fast, the default);
+        "bisection" is the paper's own procedure (section 2.1.1: binary search on k between
+        the Claim's bounds, checking f ≥ 0 by a 1-d minimisation). Both give the same ν to
+        1e-7.
     n_monte_carlo : int ≥ 0
         Realisations per training point and law for the chance-constraint check (0: skip).
     random_state : int, RandomState or None
@@ -74,11 +81,16 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    ``fit(X, y, uncertainty=None)``: ``X`` (m, n) holds the observed points (SVM trains on
-    them; they must lie inside their supports), ``uncertainty`` the partial information as a
-    dict of (m, n) arrays (keys lower, upper, mean_lo, mean_hi, second_moment; see
-    :mod:`.uncertainty`) or an :class:`Uncertainty`. Without it, X is taken as exact
-    (zero-width supports, means X): every formulation is then the soft-margin SVM.
+    ``fit(X, y, uncertainty=None, covariance=None)``: ``X`` (m, n) holds the observed points
+    (SVM trains on them; they must lie inside their supports), ``uncertainty`` the partial
+    information as a dict of (m, n) arrays (keys lower, upper, mean_lo, mean_hi,
+    second_moment; see :mod:`.uncertainty`) or an :class:`Uncertainty`. Without it, X is
+    taken as exact (zero-width supports, means X): every formulation is then the soft-margin
+    SVM. ``covariance`` (MM-MC only) gives each point's covariance matrix Σᵢ, (n, n) shared or
+    (m, n, n): eq. (4) with the full Σᵢ^{1/2} instead of the diagonal of the largest
+    variances the per-entry information allows. The held-out check of the chance constraint
+    (:meth:`safeclf_promise_evidence`) has no covariance for new points and uses the
+    diagonal.
 
     Examples
     --------
@@ -103,17 +115,20 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         "epsilon": [Interval(Real, 0, 1, closed="neither")],
         "solver": [StrOptions({"clarabel", "cvxpy"})],
         "test_set": [StrOptions(set(evaluation.TEST_SETS))],
+        "nu_method": [StrOptions(set(NU_METHODS))],
         "n_monte_carlo": [Interval(Integral, 0, None, closed="left")],
         "random_state": ["random_state"],
     }
 
     def __init__(self, formulation="MM-SBMV-I", C=1.0, epsilon=0.1, solver="clarabel",
-                 test_set="intersection", n_monte_carlo=2000, random_state=None):
+                 test_set="intersection", nu_method="sup", n_monte_carlo=2000,
+                 random_state=None):
         self.formulation = formulation
         self.C = C
         self.epsilon = epsilon
         self.solver = solver
         self.test_set = test_set
+        self.nu_method = nu_method
         self.n_monte_carlo = n_monte_carlo
         self.random_state = random_state
 
@@ -123,7 +138,7 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
     # -- fitting ---------------------------------------------------------------------------
-    def fit(self, X, y, uncertainty=None):
+    def fit(self, X, y, uncertainty=None, covariance=None):
         """Solve the formulation's problem on the uncertain training points.
 
         Parameters
@@ -137,6 +152,8 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
             Each entry's partial information: (m, n) arrays ``lower``, ``upper``,
             ``mean_lo``, ``mean_hi``, ``second_moment`` (NaN where unknown). Without it X is
             taken as exact and every formulation is the soft-margin SVM.
+        covariance : array-like of shape (n, n) or (m, n, n), optional
+            MM-MC only: each point's covariance matrix (symmetric positive semi-definite).
 
         Returns
         -------
@@ -152,7 +169,13 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
                             f"{self.classes_.size} class(es) {self.classes_.tolist()[:5]}")
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         unc = self._uncertainty(X, uncertainty, "fit: uncertainty")
-        data = problem_data(self.formulation, unc, X, y_pm, self.epsilon)
+        if covariance is not None and FORMULATIONS[self.formulation].radius != "chebyshev":
+            raise DataError(f"fit: covariance is used by MM-MC only, not by {self.formulation}")
+        try:
+            data = problem_data(self.formulation, unc, X, y_pm, self.epsilon, self.nu_method,
+                                covariance)
+        except ValueError as exc:
+            raise DataError(f"fit: {exc}") from None
         self.box_binding_ = data.lower is not None and _box_binds(data)
         if data.lower is not None and not self.box_binding_:
             # every point's ellipsoid union lies inside its support box, so Lemma 3's set is
@@ -249,7 +272,8 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         Chebyshev's √((1−ε)/ε) σ_std, at the exact mean (MM-SMV against MM-MC)."""
         X = np.asarray(X, float)
         unc = self._uncertainty(X, uncertainty, "uncertainty")
-        bern = kappa(self.epsilon) * bernstein_diag(unc, exact_mean=True, second_moment=True)
+        bern = kappa(self.epsilon) * bernstein_diag(unc, exact_mean=True, second_moment=True,
+                                                    nu_method=self.nu_method)
         cheb = kappa_chebyshev(self.epsilon) * np.sqrt(unc.variance())
         ok = (unc.half_width > 0) & (cheb > 0)
         return bern[ok] / cheb[ok]
@@ -293,7 +317,7 @@ class RobustSOCPClassifier(ClassifierMixin, BaseEstimator):
         unc = self._uncertainty(X, unc, "uncertainty")
         y_pm = np.where(np.asarray(data.y) == self.classes_[1], 1.0, -1.0)
         w, b = self.coef_, -self.intercept_
-        pdata = problem_data(self.formulation, unc, X, y_pm, self.epsilon)
+        pdata = problem_data(self.formulation, unc, X, y_pm, self.epsilon, self.nu_method)
         d = -y_pm[:, None] * w[None, :]
         sigma = evaluation.set_support(d, pdata.mean_lo, pdata.mean_hi, pdata.D,
                                        pdata.lower, pdata.upper)

@@ -43,11 +43,17 @@ def support_function(unc: Uncertainty, d, epsilon: float, kind: str = "intersect
 
 def set_support(d, lo, hi, rho, lower=None, upper=None):
     """max of dᵢᵀx over the union of the ellipsoids {µ + ρᵢ ∘ u : ‖u‖ ≤ 1}, µ ∈ [loᵢ, hiᵢ],
-    intersected with the box [lowerᵢ, upperᵢ] when one is given; one value per row."""
+    intersected with the box [lowerᵢ, upperᵢ] when one is given; one value per row. ``rho``
+    of shape (m, n, n) (MM-MC with a full covariance, no box) is the ellipsoid
+    {µ + ρᵢᵀu : ‖u‖ ≤ 1}, whose support adds ‖ρᵢ dᵢ‖."""
     d = np.broadcast_to(np.asarray(d, float), np.shape(lo))
-    union = np.maximum(lo * d, hi * d).sum(axis=1) + np.linalg.norm(rho * d, axis=1)
+    rho = np.asarray(rho, float)
+    spread = np.einsum("irc,ic->ir", rho, d) if rho.ndim == 3 else rho * d
+    union = np.maximum(lo * d, hi * d).sum(axis=1) + np.linalg.norm(spread, axis=1)
     if lower is None:
         return union
+    if rho.ndim == 3:
+        raise ValueError("a full covariance (MM-MC) has no support-box variant")
     l, u = lower, upper
     box = np.maximum(l * d, u * d).sum(axis=1)
     # intersection: per coordinate, move from the adverse mean bound towards the box edge

@@ -8,7 +8,10 @@ plain, Lemma 2 (the union of ellipsoids E(µ, D) over µ ∈ [µ⁻, µ⁺] clas
     MM-SBMV (16): µ± bounds, Dᵢ = κΣ₁ᵢ;  MM-SMV (24): µ⁻ = µ⁺ = µ, Dᵢ = κΣ₂ᵢ;
     MM-SBM (27), MM-SM (30): the same with σ̂ = 1;  MM-M (2): Dᵢ = 0, exact means;
     MM-S (3): µ± = (l, u), Dᵢ = 0 (so the sum is −yᵢwᵀcᵢ + ‖Sᵢw‖₁);
-    MM-MC (4): exact means, Dᵢ = √((1−ε)/ε) Σᵢ^{1/2} (Chebyshev);  SVM (1): the observed X, Dᵢ = 0.
+    MM-MC (4): exact means, Dᵢ = √((1−ε)/ε) Σᵢ^{1/2} (Chebyshev), Σᵢ the diagonal of the largest
+    variances the information allows, or a full covariance matrix per point when one is given
+    (then Dᵢ is an n×n matrix and the cone term ‖Dᵢ w‖ couples the features);
+    SVM (1): the observed X, Dᵢ = 0.
 
 "-I", Lemma 3 (that set intersected with the support box Rᵢ), with a per-point aᵢ ∈ Rⁿ:
     1 − ξᵢ + yᵢb + Σⱼ max(−lᵢⱼ(yᵢwⱼ + aᵢⱼ), −uᵢⱼ(yᵢwⱼ + aᵢⱼ))
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from safeclf.data.uncertainty import Uncertainty
-from safeclf.methods.robust_socp.nu import nu
+from safeclf.methods.robust_socp.nu import nu, nu_bisection
 
 
 @dataclass(frozen=True)
@@ -80,8 +83,9 @@ def kappa_chebyshev(epsilon: float) -> float:
 
 @dataclass(frozen=True)
 class ProblemData:
-    """One formulation's data: y ∈ {−1, +1}ᵐ, mean bounds (m, n), the ellipsoid's diagonal
-    D (m, n) (already scaled by κ) and, for "-I", the support box."""
+    """One formulation's data: y ∈ {−1, +1}ᵐ, mean bounds (m, n), the ellipsoid's matrix
+    already scaled by κ — its diagonal D (m, n), or for MM-MC with a full covariance the
+    matrices D (m, n, n), point i's term ‖Dᵢ w‖ — and, for "-I", the support box."""
 
     formulation: Formulation
     y: np.ndarray
@@ -96,10 +100,41 @@ class ProblemData:
         return self.mean_lo.shape
 
 
-def bernstein_diag(unc: Uncertainty, exact_mean: bool, second_moment: bool) -> np.ndarray:
-    """s_ij ν(µ̂⁻_ij, µ̂⁺_ij, σ̂_ij): the diagonal of Σ₁ᵢ (eq. 8) or Σ₂ᵢ (eq. 25)."""
+def bernstein_diag(unc: Uncertainty, exact_mean: bool, second_moment: bool,
+                   nu_method: str = "sup") -> np.ndarray:
+    """s_ij ν(µ̂⁻_ij, µ̂⁺_ij, σ̂_ij): the diagonal of Σ₁ᵢ (eq. 8) or Σ₂ᵢ (eq. 25); ν by
+    ``nu_method`` (:data:`.nu.NU_METHODS`: "sup", :func:`.nu.nu`, or "bisection",
+    :func:`.nu.nu_bisection`, the paper's section 2.1.1)."""
     nm = unc.normalised(exact_mean=exact_mean, use_second_moment=second_moment)
-    return nm.s * _remembered_nu(nm.mu_lo, nm.mu_hi, nm.sigma)
+    return nm.s * _remembered_nu(nm.mu_lo, nm.mu_hi, nm.sigma,
+                                 {"sup": nu, "bisection": nu_bisection}[nu_method])
+
+
+def covariance_root(covariance, shape) -> np.ndarray:
+    """Σᵢ^{1/2} for each point (the symmetric square root, by eigendecomposition; (m, n, n)).
+
+    ``covariance`` is one (n, n) matrix shared by all points or one per point (m, n, n),
+    symmetric positive semi-definite (a ValueError says which point is not)."""
+    m, n = shape
+    S = np.asarray(covariance, float)
+    if S.shape == (n, n):
+        S = np.broadcast_to(S, (m, n, n))
+    if S.shape != (m, n, n):
+        raise ValueError(f"covariance must have shape ({n}, {n}) or ({m}, {n}, {n}), "
+                         f"got {S.shape}")
+    scale = np.maximum(np.abs(S).max(axis=(1, 2)), 1e-300)
+    asym = np.abs(S - np.swapaxes(S, 1, 2)).max(axis=(1, 2)) > 1e-10 * scale
+    if not np.all(np.isfinite(S)) or asym.any():
+        i = int(np.flatnonzero(asym | ~np.isfinite(S).all(axis=(1, 2)))[0])
+        raise ValueError(f"covariance of point {i} is not a finite symmetric matrix")
+    vals, vecs = np.linalg.eigh(0.5 * (S + np.swapaxes(S, 1, 2)))
+    neg = vals.min(axis=1) < -1e-10 * scale
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        raise ValueError(f"covariance of point {i} is not positive semi-definite "
+                         f"(eigenvalue {vals[i].min():.3g})")
+    root = np.sqrt(np.maximum(vals, 0.0))
+    return np.einsum("mij,mj,mkj->mik", vecs, root, vecs)
 
 
 #: ν arrays of the last few inputs (content digest -> read-only array), and their total size
@@ -111,8 +146,9 @@ _NU_MEMO_BYTES = 64 * 2**20
 _NU_MEMO_LOCK = threading.Lock()
 
 
-def _remembered_nu(mu_lo, mu_hi, sigma) -> np.ndarray:
-    """:func:`nu` of the (equally shaped) normalised arrays, answered from :data:`_NU_MEMO`
+def _remembered_nu(mu_lo, mu_hi, sigma, nu) -> np.ndarray:
+    """``nu`` (:func:`.nu.nu` or :func:`.nu.nu_bisection`) of the (equally shaped) normalised
+    arrays, answered from :data:`_NU_MEMO`
     when the same arrays were seen lately (the same values: the key is their bytes' digest,
     with the function, so a ν replaced for a test is not answered from the real one's)."""
     arrays = [np.ascontiguousarray(a, dtype=float) for a in (mu_lo, mu_hi, sigma)]
@@ -135,9 +171,16 @@ def _remembered_nu(mu_lo, mu_hi, sigma) -> np.ndarray:
     return value
 
 
-def problem_data(name: str, unc: Uncertainty, X, y, epsilon: float) -> ProblemData:
-    """The data of formulation ``name`` for points ``unc`` (observations ``X``), labels ±1."""
+def problem_data(name: str, unc: Uncertainty, X, y, epsilon: float, nu_method: str = "sup",
+                 covariance=None) -> ProblemData:
+    """The data of formulation ``name`` for points ``unc`` (observations ``X``), labels ±1.
+
+    ``nu_method`` computes ν for the Bernstein formulations ("sup" or "bisection");
+    ``covariance`` (MM-MC only: (n, n) or (m, n, n)) replaces MM-MC's diagonal Σᵢ by full
+    covariance matrices, D becoming (m, n, n)."""
     f = FORMULATIONS[name]
+    if covariance is not None and f.radius != "chebyshev":
+        raise ValueError(f"a covariance matrix is used by MM-MC only, not by {name}")
     y = np.asarray(y, float)
     zero = np.zeros(unc.shape)
     if f.mean == "bounds":
@@ -149,7 +192,9 @@ def problem_data(name: str, unc: Uncertainty, X, y, epsilon: float) -> ProblemDa
     else:
         lo = hi = np.asarray(X, float)
     if f.radius == "bernstein":
-        D = kappa(epsilon) * bernstein_diag(unc, f.mean == "exact", f.second_moment)
+        D = kappa(epsilon) * bernstein_diag(unc, f.mean == "exact", f.second_moment, nu_method)
+    elif f.radius == "chebyshev" and covariance is not None:
+        D = kappa_chebyshev(epsilon) * covariance_root(covariance, unc.shape)   # (4), full Σᵢ
     elif f.radius == "chebyshev":
         D = kappa_chebyshev(epsilon) * np.sqrt(unc.variance())
     else:

@@ -18,9 +18,12 @@ from safeclf.methods.selection import procedures as P
 from safeclf.methods.selection.classes import check_features, parse_classes
 from safeclf.methods.selection.penalty import (
     coarse_grid,
+    covers,
     gamma,
     penalties_nondecreasing,
+    remark_terms,
 )
+from safeclf.methods.selection.wrappers import AveragedRounds
 
 PROCEDURES = ("bandit", "coarse_grid", "uniform", "oracle", "halving")
 
@@ -67,7 +70,22 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
         rows set aside before the stream (never trained on; evaluating is not charged).
     oracle : bool
         With hindsight data, also train every class on the whole budget to find the oracle's
-        class (5) and report the excess risk (K full-budget fits; outside the budget).
+        class (5) and report the excess risk and Proposition 1's regret (K full-budget fits;
+        outside the budget).
+    output : {"most_selected", "average"}
+        What Algorithm 1 returns: the model of the class selected most often (the choice
+        whose budget share Theorem 1 bounds), or Theorem 2's averaged function
+        f̄_T = (1/T) Σ_t f_t over the functions of the classes queried at rounds 1..T (class
+        probabilities averaged; bandit only).
+
+    Attributes
+    ----------
+    chosen_, model_, allocation_ (quanta per class), path_, compute_spent_, grid_ (the coarse
+    grid S of (11)), grid_remark_ (whether S also has property (11) over the terms of the
+    remark after Theorem 3, γ_i(T n_i/s) + sqrt(log i / 2T n_i)), grid_remark_size_ (the
+    smallest such grid), and with hindsight data oracle_class_, hindsight_risk_,
+    hindsight_penalized_risk_ and regret_ (Proposition 1's average excess penalised risk of
+    the allocation, :func:`~safeclf.methods.selection.procedures.regret`).
 
     Examples
     --------
@@ -102,6 +120,7 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
         "halving_factor": [Interval(Integral, 2, None, closed="left")],
         "risk": [StrOptions({"empirical", "holdout"})],
         "oracle": ["boolean"],
+        "output": [StrOptions({"most_selected", "average"})],
         "holdout": [Interval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state"],
     }
@@ -110,7 +129,7 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
                  cost="complexity", cost_probe=1000, penalty_c=1.0, penalty_alpha=0.5,
                  kappa2=1.4142135623730951, confidence="log_k", lam=1.0, incremental="auto",
                  halving_factor=3, risk="empirical", holdout=0.2, oracle=True,
-                 random_state=None):
+                 output="most_selected", random_state=None):
         self.classes = classes
         self.procedure = procedure
         self.budget = budget
@@ -127,6 +146,7 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
         self.risk = risk
         self.holdout = holdout
         self.oracle = oracle
+        self.output = output
         self.random_state = random_state
 
     # -- validation --------------------------------------------------------------------------
@@ -140,6 +160,9 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
         classes = parse_classes(self.classes, self.incremental, where="classes",
                                 by_quanta=self.procedure == "bandit")
         K = len(classes)
+        if self.output == "average" and self.procedure != "bandit":
+            raise ValueError(f"output 'average' is Theorem 2's average of Algorithm 1's round "
+                             f"functions: it needs procedure 'bandit', not '{self.procedure}'")
         if self.budget < K:
             raise ValueError(f"budget T={self.budget} is smaller than the number of classes "
                              f"K={K}; every class needs at least one quantum")
@@ -235,10 +258,16 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
         if X_hindsight is not None and (self.oracle or self.procedure == "oracle"):
             Xh, yh = np.asarray(X_hindsight, dtype=float), np.asarray(y_hindsight)
             full = P.full_budget(setting)
-            self.oracle_class_, self.hindsight_risk_ = P.oracle_choice(setting, full, Xh, yh)
+            self.oracle_class_, self.hindsight_risk_, self.hindsight_penalized_risk_ = (
+                P.oracle_choice(setting, full, Xh, yh))
+
+        remark = remark_terms(lambda i, s: setting.penalty(i, T * per_q[i] / s), per_q, T)
+        self.grid_remark_ = covers(self.grid_, remark, K, float(self.lam))
+        self.grid_remark_size_ = len(coarse_grid(remark, K, float(self.lam)))
 
         if self.procedure == "bandit":
-            sel = P.bandit(setting, float(self.kappa2), self.confidence)
+            sel = P.bandit(setting, float(self.kappa2), self.confidence,
+                           keep_rounds=self.output == "average")
         elif self.procedure == "coarse_grid":
             sel = P.coarse(setting, float(self.lam))
         elif self.procedure == "uniform":
@@ -256,7 +285,12 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
         self.model_ = sel.trainer.model
         self.n_iter_ = len(sel.path)  # rounds of the procedure
         self.solver_status_ = of_estimator(self.model_)[0]  # the chosen class's last fit
+        if self.output == "average":
+            self.model_ = AveragedRounds([(classes[i], m) for i, m in sel.rounds],
+                                         self.classes_)
         self.allocation_ = np.asarray(sel.quanta, float)
+        if hasattr(self, "hindsight_penalized_risk_"):
+            self.regret_ = P.regret(self.allocation_, self.hindsight_penalized_risk_)
         self.path_ = np.asarray(sel.path, int)
         self.compute_spent_ = sel.compute
         self.full_penalty_ = np.asarray(full_pen)
@@ -266,6 +300,8 @@ class BudgetedSelection(ClassifierMixin, BaseEstimator):
     def _cols(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
+        if isinstance(self.model_, AveragedRounds):  # each round model takes its own columns
+            return X
         return self.model_classes_[self.chosen_].columns(X)
 
     def predict(self, X):

@@ -61,6 +61,24 @@ def coarse_grid(penalty_at, K: int, lam: float) -> list[int]:
     return list(range(K))
 
 
+def remark_terms(penalty_at, per_quantum, T: int):
+    """The terms of the remark after Theorem 3: γ_i(T n_i / s) + sqrt(log i / (2 T n_i)) (i
+    1-based), as a function of (i, s) for :func:`coarse_grid` and :func:`covers`; requiring
+    the coarse-grid property (11) over them moves the κ₂ sqrt(log K / 2T n_K) term of
+    Theorem 3 inside the minimum over classes as (1 + λ) sqrt(log i / 2T n_i)."""
+    return lambda i, s: penalty_at(i, s) + math.sqrt(math.log(i + 1) / (2.0 * T * per_quantum[i]))
+
+
+def covers(S, penalty_at, K: int, lam: float) -> bool:
+    """Whether the set ``S`` (0-based) has the coarse-grid property (11) for the terms
+    ``penalty_at(i, |S|)``: every class i has some j ∈ S, j ≥ i, with
+    g_i ≤ g_j ≤ (1 + λ)·g_i."""
+    s = max(len(S), 1)
+    g = [penalty_at(i, s) for i in range(K)]
+    return all(any(j >= i and g[i] <= g[j] + 1e-15 and g[j] <= (1.0 + lam) * g[i] + 1e-15
+                   for j in S) for i in range(K))
+
+
 def grid_size_bound(h_first: float, h_last: float, lam: float) -> int:
     """The bound after Example 1: |S| ≤ 1 + ⌈log(h(K)/h(1)) / log(1 + λ)⌉ when
     γ_i(T n_i) = g(T)·h(i) (here h(i) ∝ (d_i·cost_i)^α)."""

@@ -61,19 +61,29 @@ class Selection:
     compute: float
     path: list[int] = field(default_factory=list)  # class index (0-based) per round
     extra: dict[str, Any] = field(default_factory=dict)
+    rounds: list = field(default_factory=list)  # (class index, f_t) per round (bandit)
 
 
 def _compute(setting: Setting, trainers: dict[int, Trainer]) -> float:
     return float(sum(tr.compute / setting.per_quantum[i] for i, tr in trainers.items()))
 
 
-def bandit(setting: Setting, kappa2: float, confidence: str = "log_k") -> Selection:
+def bandit(setting: Setting, kappa2: float, confidence: str = "log_k",
+           keep_rounds: bool = False) -> Selection:
     """Algorithm 1: one quantum to each class, then at each round t = K+1..T one quantum to
-    argmin_i R̃_i(n_i(t)) (criterion (6)); output the most often selected class."""
+    argmin_i R̃_i(n_i(t)) (criterion (6)); output the most often selected class (the
+    choice whose budget share Theorem 1 describes). ``keep_rounds`` also keeps a copy of the
+    function f_t of the class queried at each round t = 1..T (``Selection.rounds``), for
+    Theorem 2's average f̄_T."""
+    import copy
+
     K, T, nq = setting.K, setting.T, setting.per_quantum
     trainers = {i: setting.trainer(i) for i in range(K)}
+    rounds = []
     for i in range(K):
         trainers[i].add(nq[i])
+        if keep_rounds:
+            rounds.append((i, copy.deepcopy(trainers[i].model)))
     path = list(range(K))
     counts = np.ones(K)
     criteria = []
@@ -87,6 +97,8 @@ def bandit(setting: Setting, kappa2: float, confidence: str = "log_k") -> Select
         ]
         j = int(np.argmin(crit))
         trainers[j].add(nq[j])
+        if keep_rounds:
+            rounds.append((j, copy.deepcopy(trainers[j].model)))
         counts[j] += 1
         path.append(j)
         criteria.append([float(v) for v in crit])
@@ -94,7 +106,8 @@ def bandit(setting: Setting, kappa2: float, confidence: str = "log_k") -> Select
     chosen = int(np.argmax(counts))
     return Selection(chosen, trainers[chosen], counts.tolist(), _compute(setting, trainers),
                      path, {"criterion": criteria,
-                            "empirical_risk": [trainers[i].empirical_risk() for i in range(K)]})
+                            "empirical_risk": [trainers[i].empirical_risk() for i in range(K)]},
+                     rounds)
 
 
 def _split(setting: Setting, members: list[int]) -> Selection:
@@ -142,16 +155,28 @@ def full_budget(setting: Setting) -> dict[int, Trainer]:
 
 def oracle_choice(setting: Setting, trainers: dict[int, Trainer], X_h, y_h):
     """The best class in hindsight (5): argmin_i R(f_i) + γ_i(T n_i), with R(f_i) the risk on
-    the hindsight data of class i trained on the whole budget. Returns (index, risks)."""
+    the hindsight data of class i trained on the whole budget. Returns (index, risks,
+    penalised risks)."""
     risks = [float(np.mean(trainers[i].predict(X_h) != y_h)) for i in range(setting.K)]
     pen = [risks[i] + setting.penalty(i, setting.T * setting.per_quantum[i])
            for i in range(setting.K)]
-    return int(np.argmin(pen)), risks
+    return int(np.argmin(pen)), risks, pen
+
+
+def regret(quanta, penalized_risk) -> float:
+    """Proposition 1's regret, the average excess penalised risk over the T rounds:
+    Σ_i (T_i / T)·Δ_i with Δ_i = R*_i + γ_i(T n_i) − min_j (R*_j + γ_j(T n_j)) (13) and T_i
+    the quanta class i received (for any allocation: a uniform split gives the mean Δ_i, the
+    oracle 0). ``penalized_risk`` estimates R*_i + γ_i(T n_i) (the estimator uses the risk of
+    class i trained on the whole budget, on the hindsight data, as the oracle (5) does)."""
+    q = np.asarray(quanta, float)
+    pen = np.asarray(penalized_risk, float)
+    return float(np.sum(q / q.sum() * (pen - pen.min())))
 
 
 def oracle(setting: Setting, trainers: dict[int, Trainer], X_h, y_h) -> Selection:
     """All of T on the best class, known in hindsight (compute: every class trained)."""
-    best, risks = oracle_choice(setting, trainers, X_h, y_h)
+    best, risks, _ = oracle_choice(setting, trainers, X_h, y_h)
     quanta = [float(setting.T) if i == best else 0.0 for i in range(setting.K)]
     return Selection(best, trainers[best], quanta, _compute(setting, trainers), [],
                      {"hindsight_risk": risks})

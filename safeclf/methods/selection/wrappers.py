@@ -1,4 +1,5 @@
-"""Small estimators: a feature-prefix classifier and "class i of a hierarchy" for halving."""
+"""Small estimators: a feature-prefix classifier, "class i of a hierarchy" for halving, and
+Theorem 2's averaged function f̄_T."""
 
 from __future__ import annotations
 
@@ -54,3 +55,43 @@ class ClassChoice(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         check_is_fitted(self)
         return self.model_.predict(self.classes[self.index].columns(X))
+
+
+class AveragedRounds(ClassifierMixin, BaseEstimator):
+    """Theorem 2's f̄_T = (1/T) Σ_t f_t: the average of the functions Algorithm 1 holds after
+    each round t = 1..T (f_t the model of the class queried at round t, on that class's
+    columns). Averaged are the class probabilities (``predict_proba``) when every round model
+    has them, else the binary decision functions; ``predict`` takes the largest average
+    probability (the sign of the average score). Built by the estimator, not by users.
+
+    Parameters
+    ----------
+    rounds : list of (ModelClass, fitted model)
+        One entry per round, in order.
+    classes : ndarray
+        The labels, in the order the round models' ``classes_`` use.
+    """
+
+    def __init__(self, rounds=None, classes=None):
+        self.rounds = rounds
+        self.classes = classes
+
+    @property
+    def classes_(self):
+        return np.asarray(self.classes)
+
+    def _uses_proba(self):
+        return all(hasattr(m, "predict_proba") for _, m in self.rounds)
+
+    def predict_proba(self, X):
+        if not self._uses_proba():
+            raise AttributeError("a round model has no predict_proba")
+        return np.mean([m.predict_proba(cls.columns(X)) for cls, m in self.rounds], axis=0)
+
+    def decision_function(self, X):
+        return np.mean([m.decision_function(cls.columns(X)) for cls, m in self.rounds], axis=0)
+
+    def predict(self, X):
+        if self._uses_proba():
+            return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
