@@ -150,3 +150,22 @@ def test_deploy_out_unwritable(finished, out, fragment, cli):
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
     assert fragment in lines[0], lines[0]
     assert sorted(p.stat().st_mtime_ns for p in finished.rglob("*")) == before
+
+
+def test_validate_reads_data_as_run_reads_it(tmp_path, cli):
+    """Empty cells imputed by the dataset's ``preprocess``: ``run --dry-run`` accepts the spec,
+    and ``validate`` says "valid" and lists the comparison of groups (it once said "valid",
+    then failed reading the groups without the imputer)."""
+    text = _on_csv(TWO_GROUPS_CSV.replace("\n3,", "\n,"), "", extra=", group: sex")(tmp_path)
+    text = text.replace("- method: logreg\n", "- method: ramp\n    params: {constraints: "
+                        "[{rate: fairness_ratio, min: 0.8}], lam: 0.01}\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text.replace("- dataset: csv", "- dataset: csv\n    preprocess: "
+                                 "{impute: median}"))
+    dry, validated = cli("run", spec, "--dry-run"), cli("validate", spec)
+    assert dry.exit_code == validated.exit_code == 0, (dry.output, validated.output)
+    assert validated.stderr == ""
+    assert ": valid; 1 jobs" in validated.stdout
+    assert "comparisons of groups:" in validated.stdout and "s_p(" in validated.stdout
+    missing = cli("validate", spec, "datasets[0].preprocess=none")
+    assert missing.exit_code == 2 and "empty" in missing.stderr, missing.output
