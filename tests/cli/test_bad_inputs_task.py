@@ -9,7 +9,7 @@ nothing written, ``validate`` says the same)."""
 from __future__ import annotations
 
 import pytest
-from test_bad_inputs import BASE, GROUP_CSV, _csv, _with_csv, run_and_validate
+from test_bad_inputs import BASE, GROUP_CSV, _with_csv, run_and_validate
 
 #: A 0/1 target with two groups (sex) and a feature; 80 rows.
 TWO_GROUPS_CSV = "a,b,sex,y\n" + "".join(
