@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test docs check-configs reproduce bench lint
+.PHONY: install browser run test docs check-configs reproduce bench lint
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -20,7 +20,15 @@ install: $(VENV)/.installed
 run: install
 	$(BIN)/safeclf run configs/quickstart.yaml
 
-test: install
+# report.html's layout test renders the page in headless Chromium (the Debian package);
+# `make test` installs it where it is missing and the machine allows (root or sudo).
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	    { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; } >/dev/null 2>&1 \
+	    || echo "warning: chromium could not be installed; the report layout test will fail"; }
+
+test: install browser
 	$(BIN)/pytest
 	$(MAKE) --no-print-directory docs
 	$(MAKE) --no-print-directory check-configs

@@ -15,7 +15,8 @@ Per page, in a scratch folder that sees the repository's ``configs/``, ``dataset
   ``python benchmarks/X.py`` must name a script and ``make T`` a target of the Makefile;
   anything else is an error;
 - ``yaml`` blocks are parsed, and one with a ``name``, ``datasets`` and ``methods`` is checked
-  as a whole spec;
+  as a whole spec; a block headed ``title="X.yaml"`` is written to that file first, and a
+  ``safeclf run X.yaml`` of the page then runs for real (a page's own small spec);
 - ``text`` blocks (output, synopses, set-up commands) are not run;
 - the docstring examples of every object the API reference shows run as doctests.
 """
@@ -37,10 +38,22 @@ RUN_LANGS = {"python", "sh", "bash", "yaml"}  # bash: run as sh
 KNOWN_LANGS = RUN_LANGS | {"text", "toml"}
 
 
+TITLE = re.compile(r'title="([\w.-]+)"')
+
+
 def _blocks(page: Path) -> list[tuple[str, str, int]]:
     text = page.read_text(encoding="utf-8")
     return [(m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1)
             for m in FENCE.finditer(text)]
+
+
+def _titles(page: Path) -> dict[int, str]:
+    """The file names of a page's blocks headed ``title="loans.yaml"`` (shown as the file's
+    name on the site), by the block's line: the test writes such a block to that file in the
+    scratch folder, so the page's commands can use it."""
+    text = page.read_text(encoding="utf-8")
+    return {text.count("\n", 0, m.start()) + 1: t.group(1) for m in FENCE.finditer(text)
+            if (t := TITLE.search(m.group(0).splitlines()[0]))}
 
 
 PAGES = sorted(DOCS.rglob("*.md")) + [ROOT / "README.md"]
@@ -76,6 +89,10 @@ def _check_configs_runs_every_ci_profile() -> bool:
             and "--profile ci --check" in loop)
 
 
+#: Spec files a page wrote (a ``title="X.yaml"`` block): its own small runs, run for real.
+WRITTEN: set[str] = set()
+
+
 def _covered_by_check_configs(args: list[str]) -> bool:
     """``run configs/X.yaml --profile ci [--check] [--out DIR]``: what make check-configs runs."""
     if not args[1].startswith("configs/") or args[1] in RUN_FOR_REAL:
@@ -97,7 +114,8 @@ def _run_command(args: list[str], cli, where: str, page_text: str) -> None:
     covered = args[0] == "run" and _covered_by_check_configs(args)
     if covered:
         assert _check_configs_runs_every_ci_profile(), f"{where}: make test no longer runs it"
-    if args[0] == "run" and ("ci" not in profile or covered):
+    own = args[0] == "run" and len(args) > 1 and args[1] in WRITTEN
+    if args[0] == "run" and not own and ("ci" not in profile or covered):
         import typer
 
         from safeclf.api import read_spec
@@ -142,8 +160,14 @@ def test_examples_run(page, scratch, cli):
 
     namespace: dict = {"__name__": "__docs__"}
     ran, specs = 0, []
+    titles = _titles(page)
+    WRITTEN.clear()
     for lang, code, line in _blocks(page):
         where = f"{page.relative_to(ROOT)}:{line}"
+        if line in titles:
+            assert "/" not in titles[line] and not (scratch / titles[line]).exists(), where
+            (scratch / titles[line]).write_text(code, encoding="utf-8")
+            WRITTEN.add(titles[line])
         if lang == "python":
             exec(compile(code, where, "exec"), namespace)  # noqa: S102
         elif lang in ("sh", "bash"):
@@ -151,7 +175,11 @@ def test_examples_run(page, scratch, cli):
                 _run_shell_line(text, cli, f"{where}+{k + 1}", page.read_text())
         elif lang == "yaml":
             data = yaml.safe_load(code)
-            if isinstance(data, dict) and {"name", "datasets", "methods"} <= set(data):
+            if line in titles:
+                read_spec(titles[line])  # paths relative to the file, as safeclf reads it
+                if isinstance(data, dict) and {"name", "datasets", "methods"} <= set(data):
+                    specs.append((where, [titles[line]]))
+            elif isinstance(data, dict) and {"name", "datasets", "methods"} <= set(data):
                 read_spec(data)
                 spec = scratch / f"doc-spec-{line}.yaml"  # in the folder its paths are from
                 spec.write_text(code, encoding="utf-8")
@@ -187,9 +215,10 @@ def _validate_agrees_with_run(args: list, cli, where: str) -> bool:
 
 
 def _documented_commands() -> list[tuple[str, list[str]]]:
-    """Every ``safeclf run`` and ``safeclf validate`` line of the docs' shell blocks, as the
-    arguments ``validate`` takes (``run``'s own flags left out; a ``--resume`` is not a spec),
-    each once, with the first place it is written."""
+    """Every ``safeclf run`` and ``safeclf validate`` line of the docs' shell blocks naming a
+    spec of ``configs/`` (a spec a page writes is validated with its page, by
+    :func:`test_examples_run`), as the arguments ``validate`` takes (``run``'s own flags left
+    out; a ``--resume`` is not a spec), each once, with the first place it is written."""
     out: dict[tuple, str] = {}
     for page in PAGES:
         for lang, code, line in _blocks(page):
@@ -198,7 +227,8 @@ def _documented_commands() -> list[tuple[str, list[str]]]:
             for k, text in enumerate(code.splitlines()):
                 words = shlex.split(text, comments=True)
                 if len(words) < 3 or not words[0].endswith("safeclf") \
-                        or words[1] not in ("run", "validate") or "--resume" in words:
+                        or words[1] not in ("run", "validate") or "--resume" in words \
+                        or not words[2].startswith("configs/"):
                     continue
                 args = tuple(w for w in words[2:] if w not in RUN_ONLY_FLAGS)
                 out.setdefault(args, f"{page.relative_to(ROOT)}:{line}+{k + 1}")
@@ -315,6 +345,18 @@ def test_readme_is_a_short_front_door():
     for family in ("robust_socp", "mcsvm", "ramp", "proset", "budgeted_selection"):
         assert f"`{family}`" in text and f"(docs/methods/{family}.md)" in text, family
     assert "More" in re.findall(r"^## (.+)$", text, re.M)
+
+
+def test_readme_spec_is_the_quickstart_make_run_runs():
+    """The README's 30-second spec is ``configs/quickstart.yaml``, which ``make run`` runs."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## In 30 seconds", 1)[1].split("\n## ", 1)[0]
+    shown = [yaml.safe_load(code) for lang, code in FENCE.findall(section) if lang == "yaml"]
+    quickstart = ROOT / "configs" / "quickstart.yaml"
+    assert shown == [yaml.safe_load(quickstart.read_text(encoding="utf-8"))]
+    makefile = (ROOT / "Makefile").read_text()
+    run = re.search(r"^run:.*?(?=^\S|\Z)", makefile, re.M | re.S).group(0)
+    assert "safeclf run configs/quickstart.yaml" in run
 
 
 def test_every_readme_figure_names_its_page_and_command():

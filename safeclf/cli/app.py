@@ -460,5 +460,22 @@ def schema():
     _guard(_schema)
 
 
+def _plain_help(doc: str | None) -> str | None:
+    """A command's docstring as ``--help`` shows it: each paragraph on one line (the terminal
+    wraps it at its own width, not where the source did) and reST's double backticks
+    dropped."""
+    if not doc:
+        return doc
+    import inspect
+    import re
+
+    paragraphs = re.split(r"\n\s*\n", inspect.cleandoc(doc))
+    return "\n\n".join(" ".join(p.split()).replace("``", "") for p in paragraphs)
+
+
+for _command in app.registered_commands:
+    _command.help = _plain_help(_command.help or _command.callback.__doc__)
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -88,7 +88,8 @@ def payloads(spec: Spec, jobs: list[Job], run_dir: Path | None = None) -> list[d
         "dataset": datasets[j.dataset_index],
         "method": methods[j.method_index],
         "metrics": list(spec.metrics),
-        "model_path": (str(run_dir / "models" / f"{j.id}.skops")
+        # absolute: a worker kept from an earlier run may have another working folder
+        "model_path": (str(Path(run_dir).absolute() / "models" / f"{j.id}.skops")
                        if run_dir is not None and spec.saves_model(j.method_index) else None),
         "confidence": spec.confidence,
     } for j in jobs]

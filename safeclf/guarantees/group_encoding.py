@@ -163,3 +163,23 @@ def require(X, groups, who: str) -> GroupEncoding:
                         "be known when predicting; keep the group among the features (csv: "
                         "group_as_feature: true; Adult: sensitive_as_feature: true)")
     return found
+
+
+def drop_columns(X, columns):
+    """X without the feature ``columns`` (positions), for an array, a sparse matrix or a
+    DataFrame; X itself when there are none."""
+    if not len(columns):
+        return X
+    keep = np.setdiff1d(np.arange(X.shape[1]), np.asarray(columns, dtype=int))
+    return X.iloc[:, keep] if hasattr(X, "iloc") else X[:, keep]
+
+
+def blind_columns(X, rows, promises, group_columns=None) -> tuple[int, ...]:
+    """The feature columns a group-blind rule leaves out: every column that encodes the
+    groups its promises compare (:func:`encoding_columns`), and each
+    component of an intersection (``group_columns``, row entries of ``rows``)."""
+    entries = {p.quantity.groups for p in promises if p.quantity.kind in ("ratio", "difference")}
+    entries |= {c for c in group_columns or () if c in rows}
+    X = X.to_numpy() if hasattr(X, "iloc") else X
+    return tuple(sorted({c for e in entries if e in rows
+                         for c in encoding_columns(X, rows[e])}))

@@ -169,7 +169,16 @@ def named_group(named: Any, groups, what: str, of: str = "the data's groups"):
     same_but_case = [v for v in values if str(v).lower() == str(named).lower()]
     hint = (f" (did you mean {same_but_case[0]!r}?)" if same_but_case
             else closest(str(named), map(str, values)))
+    words = _YAML_WORDS.get(str(named), ())
+    read_as = [v for v in values if str(v).lower() in words]
+    if read_as:  # privileged: no, unquoted, is YAML's false
+        hint = (f" (YAML reads an unquoted {str(read_as[0])} as {named}: quote it, "
+                f"\"{read_as[0]}\")")
     raise DataError(f"{what} {named!r} is not a value of {of}{hint}; its groups are {shown}")
+
+
+#: The words YAML 1.1 (PyYAML) reads as each boolean, unquoted.
+_YAML_WORDS = {"True": ("yes", "y", "on", "true"), "False": ("no", "n", "off", "false")}
 
 
 def resolve(named: Any = None, info: Mapping[str, Any] | None = None, groups=None,

@@ -309,9 +309,15 @@ def parse_constraints(items, where: str = "constraints", defaults=None) -> list:
     first."""
     if items is None:
         return []
+    wrote_min = []
     if isinstance(items, list | tuple):
+        wrote_min = [f"{where}[{i}]" for i, it in enumerate(items)
+                     if isinstance(it, Mapping) and "min" in it and "kappa" not in it]
         items = [_min_as_kappa(it, f"{where}[{i}]") for i, it in enumerate(items)]
-    _validated(_CONSTRAINTS, items, where, _ITEM_MODELS)  # as written: messages name them
+    try:  # as written: messages name what the user wrote (min, where min was read as kappa)
+        _validated(_CONSTRAINTS, items, where, _ITEM_MODELS)
+    except ValueError as exc:
+        raise ValueError(_as_written(str(exc), wrote_min)) from None
     items, places = split_bands(items, where)
     parsed = _validated(_CONSTRAINTS, items, where, _ITEM_MODELS)
     out = [_constraint(it, places[i], defaults or {}) for i, it in enumerate(parsed)]
@@ -320,6 +326,17 @@ def parse_constraints(items, where: str = "constraints", defaults=None) -> list:
         if names.count(nm) > 1:
             out[i] = replace(out[i], name=f"{nm}{names[:i].count(nm)}")
     return out
+
+
+def _as_written(message: str, wrote_min: list[str]) -> str:
+    """A validation message about ``<place>.kappa`` of an item the user wrote with ``min``,
+    said of ``min``; a bound above :data:`KAPPA_MAX` read as a percentage is said to be one."""
+    for place in wrote_min:
+        if f"{place}.kappa " in message:
+            message = message.replace(f"{place}.kappa ", f"{place}.min ")
+            if f"must be ≤ {KAPPA_MAX:g}" in message:
+                message += " (a ratio of two rates: 0.8 for 80%)"
+    return message
 
 
 def expand_constraints(constraints, data: FitData, dataset_privileged=None) -> list:

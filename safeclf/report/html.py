@@ -58,6 +58,11 @@ figure img{max-width:100%;height:auto;display:block;margin:0 auto}
 figcaption{color:var(--muted);font-size:12px;text-align:center}
 .note{color:var(--muted);font-size:12.5px;max-width:900px}
 details summary{cursor:pointer;color:var(--accent)}
+.fits{overflow-x:auto;max-width:100%}table.fit{display:table;width:100%;table-layout:auto}
+table.fit td{overflow-wrap:break-word}table.fit td.statement{min-width:18em}
+table.fit td.name{min-width:9em;max-width:16em}table.fit td.lines{white-space:nowrap}
+table.fit td.num{white-space:normal}
+.source{color:var(--muted);font-size:11.5px;margin-top:2px}
 """
 
 
@@ -83,7 +88,8 @@ def table(frame, columns: list[str] | None = None) -> str:
     if frame is None or frame.empty:
         return '<p class="note">(none)</p>'
     columns = [c for c in (columns or list(frame.columns)) if c in frame.columns]
-    head = "".join(f"<th>{escape(str(c))}</th>" for c in columns)
+    # a long metric name may break after its underscores rather than widen the table
+    head = "".join(f"<th>{escape(str(c)).replace('_', '_<wbr>')}</th>" for c in columns)
     rows = "".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>"
                    for row in frame[columns].itertuples(index=False))
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
@@ -126,19 +132,63 @@ def _degenerate_section(rows) -> str:
                            "test_trivial_error", "degenerate_reason"]))
 
 
+#: The promise table of the report: (column of :func:`safeclf.report.verdicts.summary`,
+#: heading, CSS class of its cells); a column every row leaves empty is not shown.
+_PROMISE_COLUMNS = [("model", "model", "name"), ("statement", "promise", "statement"),
+                    ("kind", "kind", "short"), ("estimate", "estimate", "num"),
+                    ("interval", "interval", "lines"), ("n", "test rows", "lines"),
+                    ("verdicts", "verdicts", "lines"), ("n_needed", "n needed", "num"),
+                    ("failure_rate", "failure rate", "num"),
+                    ("train_verdicts", "training check", "short"),
+                    ("degenerate", "degenerate", "statement")]
+
+
+def _promise_table(summary) -> str:
+    """The promise summary as a table that fits the page: the statement (with its source
+    beneath) wraps, the other cells are short; lines of a cell (the test rows per group) are
+    kept."""
+    frame = summary.assign(model=[" · ".join(x for x in (r.dataset, r.method, r.params)
+                                             if x and x != "-")
+                                  for r in summary.itertuples(index=False)])
+    shown = [(c, h, css) for c, h, css in _PROMISE_COLUMNS
+             if c in frame and frame[c].fillna("").astype(str).str.strip().any()]
+    head = "".join(f'<th class="{css}">{escape(h)}</th>' for _, h, css in shown)
+    body = []
+    for _, row in frame.iterrows():
+        cells = []
+        for c, _, css in shown:
+            text = "" if row[c] is None or row[c] != row[c] else str(row[c])
+            if c == "interval":  # short lines, each kept whole
+                text = text.replace(" over ", "\nover ")
+            elif c == "verdicts":
+                text = text.replace(", ", "\n")
+            html = "<br>".join(escape(line) for line in text.splitlines())
+            if c in ("kind", "model"):
+                html = html.replace("_", "_<wbr>")
+            if c == "statement" and isinstance(row.get("source"), str) and row["source"]:
+                html += f'<div class="source">{escape(row["source"])}</div>'
+            verdict = next((v for w, v in _VERDICTS.items()
+                            if text == w or text.startswith(w + " ")), None)
+            cls = f"{css} {verdict}" if c == "verdicts" and verdict else css
+            cells.append(f'<td class="{cls}">{html}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return (f'<div class="fits" id="promise-table"><table class="fit"><thead><tr>{head}</tr>'
+            f"</thead><tbody>{''.join(body)}</tbody></table></div>")
+
+
 def _promises_section(run) -> str:
     from safeclf.report import verdicts as promise_report
 
     if run.promises.empty:
         return '<p class="note">No promise was recorded.</p>'
     summary = promise_report.summary(run.promises)
-    columns = ["dataset", "method", "params", "promise", "positive", "kind", "bound", "estimate",
-               "interval", "verdicts", "n_needed", "failure_rate", "train_verdicts",
-               "degenerate", "statement"]
     note = ('<p class="note">Each promise a fitted model makes, checked on its test split: '
             "estimate and two-sided interval (Clopper–Pearson for a rate, Katz log for a "
-            "ratio, Newcombe for a difference); <b>n needed</b>: for an inconclusive check, "
-            "the test rows that would make it conclusive at the observed estimate; "
+            "ratio, Newcombe for a difference; over several jobs, from the lowest lower to "
+            "the highest upper limit); <b>test rows</b>: the rows the check rests on, per "
+            "group for a comparison of groups (the protected group first); <b>n needed</b>: "
+            "for an inconclusive check, the test rows that would make it conclusive at the "
+            "observed estimate; "
             "<b>holds</b> when the whole interval is on the promised side of the bound, "
             "<b>violated</b> when it is wholly on the other side, else <b>inconclusive</b>. "
             "Failure rate: the share of jobs whose estimate is beyond the bound (for a "
@@ -150,10 +200,11 @@ def _promises_section(run) -> str:
                  "method declares no guarantee).</p>")
     if checked.empty:
         return note
-    note += table(summary[summary["kind"] != "none"], columns)
+    note += _promise_table(summary[summary["kind"] != "none"])
     if len(checked) <= 200:
         detail = table(checked, ["dataset", "method", "params", "seed", "promise", "bound",
-                                 "estimate", "lower", "upper", "n", "verdict"])
+                                 "estimate", "lower", "upper", "n_protected", "n_privileged",
+                                 "n", "verdict", "note"])
         note += f"<details><summary>per job ({len(checked)})</summary>{detail}</details>"
     return note
 

@@ -14,7 +14,8 @@ import numpy as np
 COLUMNS = ["job", "dataset", "method", "params", "seed", "fold", "status", "degenerate",
            "promise", "statement", "positive", "kind", "rule", "delta", "source", "sense",
            "bound", "estimate", "lower", "upper", "n", "n_needed", "confidence", "verdict",
-           "beyond", "train_estimate", "train_verdict", "note"]
+           "beyond", "train_estimate", "train_verdict", "note", "protected", "privileged",
+           "n_protected", "n_privileged"]
 KEYS = ["dataset", "method", "params", "promise"]
 COLORS = {"holds": "#009E73", "violated": "#D55E00", "inconclusive": "#E69F00",
           "no solution": "#7F7F7F", "not checked": "#BBBBBB"}  # plot_style.PALETTE's
@@ -33,6 +34,7 @@ def promises_frame(results: list[dict]):
                    # the model's degenerate verdict on the test rows (safeclf.guarantees.trivial)
                    "degenerate": r.get("degenerate_reason") or ""}
             row.update({k: p.get(k) for k in COLUMNS if k in p})
+            row.update(_pair_names(p.get("quantity") or {}))
             rows.append(row)
     frame = pd.DataFrame(rows, columns=COLUMNS).sort_values(
         ["dataset", "method", "params", "promise", "seed", "fold"], kind="stable",
@@ -40,6 +42,17 @@ def promises_frame(results: list[dict]):
     for c in ("bound", "estimate", "lower", "upper", "delta", "confidence"):
         frame[c] = pd.to_numeric(frame[c], errors="coerce")
     return frame
+
+
+def _pair_names(quantity: dict) -> dict:
+    """The protected and privileged group of a comparison of groups, as the statement names
+    them (``not Male`` for every row not privileged); nothing for other quantities."""
+    privileged = quantity.get("privileged")
+    if privileged is None:
+        return {}
+    protected = quantity.get("protected")
+    return {"privileged": str(privileged),
+            "protected": f"not {privileged}" if protected is None else str(protected)}
 
 
 def _fmt(v, digits=4) -> str:
@@ -77,7 +90,7 @@ def summary(frame, short: bool = True):
         if short:
             row["params"] = _short(row["params"], varying[row["method"]]) or "-"
         if first["kind"] == "none":
-            row.update(promise="none", kind="none", bound="", estimate="", interval="",
+            row.update(promise="none", kind="none", bound="", estimate="", interval="", n="",
                        verdicts="no promise", n_needed="", failure_rate="", train_verdicts="",
                        rule="", positive="", degenerate=degenerate_cell(g),
                        statement=str(first["statement"]))
@@ -90,10 +103,8 @@ def summary(frame, short: bool = True):
         row["bound"] = f"{op} {_fmt(bounds[0])}" if len(bounds) == 1 else f"{op} varies"
         est = g["estimate"].dropna()
         row["estimate"] = _fmt(est.mean()) if len(est) else ""
-        if len(g) == 1:
-            row["interval"] = f"[{_fmt(first['lower'])}, {_fmt(first['upper'])}] n={first['n']}"
-        else:
-            row["interval"] = f"{len(g)} jobs"
+        row["interval"] = _interval(g)
+        row["n"] = _group_sizes(g)
         # rows of the test split that would make the inconclusive checks conclusive
         need = (pd.to_numeric(g["n_needed"], errors="coerce").dropna()
                 if "n_needed" in g else pd.Series(dtype=float))
@@ -115,6 +126,41 @@ def summary(frame, short: bool = True):
         row["degenerate"] = degenerate_cell(g)
         out.append(row)
     return pd.DataFrame(out)
+
+
+def _interval(g) -> str:
+    """``[lower, upper]`` of one job's interval; over several jobs, from the lowest lower to
+    the highest upper limit (every job's interval lies within it) and the number of jobs."""
+    lower, upper = g["lower"].dropna(), g["upper"].dropna()
+    if lower.empty or upper.empty:
+        return ""
+    text = f"[{_fmt(lower.min())}, {_fmt(upper.max())}]"
+    return text if len(g) == 1 else f"{text} over {len(g)} jobs"
+
+
+def _count(values) -> str:
+    """A count of rows over the jobs: ``5,421``, or ``5,400–5,421`` where the jobs differ."""
+    import pandas as pd
+
+    v = pd.to_numeric(values, errors="coerce").dropna()
+    if v.empty:
+        return ""
+    lo, hi = int(v.min()), int(v.max())
+    return f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
+
+
+def _group_sizes(g) -> str:
+    """The test rows a check rests on: per group for a comparison of groups (``not Male
+    5,421`` and ``Male 10,860`` on two lines: the protected group first, never summed), else the rows of the
+    rate."""
+    if "n_protected" in g and g["n_protected"].notna().any():
+        protected = next((str(v) for v in g.get("protected", []) if isinstance(v, str)),
+                         "protected")
+        privileged = next((str(v) for v in g.get("privileged", []) if isinstance(v, str)),
+                          "privileged")
+        return (f"{protected} {_count(g['n_protected'])}\n"
+                f"{privileged} {_count(g['n_privileged'])}")
+    return _count(g["n"][g["verdict"] != "no solution"])
 
 
 def degenerate_cell(g) -> str:
@@ -199,6 +245,11 @@ def plot(frame):
             kinds = "/".join(dict.fromkeys(h["kind"]))
             labels.append(f"{dataset} · {method} {_short(params, varying[method], 30)}".strip()
                           + f" [{kinds}]")
+            unsolved = h[h["verdict"] == "no solution"]
+            if len(unsolved):  # say why on the row, not only an x at the bound
+                ax.text(0.01, i + 0.45, _why_unsolved(unsolved, len(h)), fontsize=5.5,
+                        color="#555555", va="bottom", linespacing=1.0,
+                        transform=ax.get_yaxis_transform())  # x in the axes, y in rows
             jitter = np.linspace(-0.25, 0.25, len(h)) if len(h) > 1 else [0.0]
             for dy, (_, r) in zip(jitter, h.iterrows()):
                 y = i + dy
@@ -216,40 +267,97 @@ def plot(frame):
         ax.set_yticks(range(len(labels)), labels, fontsize=7)
         ax.set_ylim(len(labels) - 0.5, -0.5)
         bounds = ", ".join(f"{b:g}" for b in g["bound"].dropna().unique())
-        ax.set_title(f"{name}: promised {op} {bounds} (black bar) [kind]", fontsize=8,
-                     loc="left")
+        ax.set_title(f"{name}: promised {op} {bounds} (black bar)", fontsize=8, loc="left")
         ax.tick_params(axis="x", labelsize=7)
     handles = [matplotlib.lines.Line2D([], [], color=c, marker="o", ls="-", ms=3, label=v)
                for v, c in COLORS.items() if v in set(checked["verdict"])]
     axes[0, 0].legend(handles=handles, fontsize=6, loc="best")
-    axes[-1, 0].set_xlabel("each job's test estimate and interval at the spec's confidence, "
-                           "coloured by verdict", fontsize=8)
+    axes[-1, 0].set_xlabel("each job's test estimate and interval, coloured by verdict; "
+                           "[the promise's kind]", fontsize=8)
     fig.tight_layout()
     return fig
 
 
+def _why_unsolved(unsolved, jobs: int, width: int = 75) -> str:
+    """``no solution in k/n jobs: <why>`` for a row of the promise plot: the first job's
+    reason from its note (:func:`safeclf.guarantees.shortfall.sentence`: the estimate, its
+    certified limit against the bound, and the next step), on at most two lines of
+    ``width`` characters."""
+    note = next((n for n in unsolved["note"] if isinstance(n, str) and n), "")
+    at = note.find("the estimate is")
+    why = note[at:] if at >= 0 else note.rsplit("; ", 1)[-1]
+    why = why.replace(" would certify the observed effect", "")
+    import textwrap
+
+    lines = textwrap.wrap(f"no solution in {len(unsolved)}/{jobs} jobs: {why}", width)
+    return "\n".join(lines[:2]) + ("…" if len(lines) > 2 else "")
+
+
 def print_table(console, results: list[dict]) -> None:
-    """The compact promise table printed after the summary."""
+    """The promise table printed after the summary, made to be read in 100 columns: per model
+    and promise, the statement (with its group names) and kind, the estimate with its interval,
+    the test rows per group and the verdicts (with the rows an inconclusive check would need
+    and a training promise's own check); the methods that promise nothing on one line. The
+    wider view (failure rate, source, degenerate models) is in promises.md and report.html."""
+    from rich import box
     from rich.table import Table
-    from rich.text import Text
 
     frame = promises_frame(results)
     if frame.empty:
         return
     s = summary(frame)
-    table = Table(title="Promises (test split)", title_justify="left")
-    cols = ["dataset", "method", "params", "promise", "positive", "kind", "bound", "estimate",
-            "interval", "verdicts", "n_needed", "failure_rate", "train_verdicts",
-            "degenerate"]
-    if "positive" not in s or not s["positive"].fillna("").astype(str).str.len().any():
-        cols.remove("positive")  # no promise counts favourable decisions
-    for c in cols:
-        table.add_column(c.replace("_", " "), overflow="fold")
-    for row in s.itertuples(index=False):
-        cells = [Text(str(getattr(row, c)), style="bold red" if c == "degenerate" else "")
-                 for c in cols]
-        table.add_row(*cells)
-    console.print(table)
+    checked = s[s["kind"] != "none"]
+    if not checked.empty:
+        cells = [_console_cells(row) for row in checked.itertuples(index=False)]
+        table = Table(title="Promises (test split)", title_justify="left", box=box.SIMPLE_HEAD,
+                      padding=(0, 1), pad_edge=False, expand=True)
+        for i, (name, most) in enumerate(zip(["model", "promise", "estimate", "test rows",
+                                              "verdict"], [22, None, 16, 16, 16])):
+            if most is None:  # the statement takes what the others leave
+                table.add_column(name, ratio=1, min_width=20)
+                continue
+            longest = max((len(line) for c in cells for line in c[i].plain.splitlines()),
+                          default=0)  # every job without a model: no estimate at all
+            table.add_column(name, width=max(len(name), min(longest, most)), overflow="fold")
+        for c in cells:
+            table.add_row(*c)
+        console.print(table)
+        console.print("interval: at the spec's confidence (over several jobs, the lowest lower "
+                      "to the highest upper limit); δ, failure rates and sources: promises.md",
+                      markup=False, highlight=False)
+    without = s[s["kind"] == "none"]
+    if not without.empty:
+        names = ", ".join(dict.fromkeys(f"{r.method} ({r.dataset})"
+                                        for r in without.itertuples(index=False)))
+        console.print(f"no promise made by: {names}", markup=False, highlight=False)
+
+
+def _console_cells(row) -> list:
+    """The five cells of one row of the console's promise table (see :func:`print_table`)."""
+    from rich.text import Text
+
+    model = row.dataset + "\n" + row.method + ("" if row.params == "-" else "\n" + row.params)
+    estimate = row.estimate + ("\n" + row.interval.replace(" over ", "\nover ")
+                               if row.interval else "")
+    verdict = Text(row.verdicts.replace(", ", "\n"), style=_style(row.verdicts))
+    if row.n_needed:
+        verdict.append(f"\nneeds {row.n_needed.removeprefix('median ')}\ntest rows"
+                       + (" (med.)" if row.n_needed.startswith("median") else ""))
+    if row.train_verdicts:
+        verdict.append(f"\ntraining check:\n{row.train_verdicts}")
+    # a high-confidence statement says its probability; the other kinds are named
+    kind = "" if row.kind.startswith("high_confidence") else f" [{row.kind}]"
+    return [Text(model), Text(row.statement + kind), Text(estimate), Text(row.n), verdict]
+
+
+def _style(verdicts: str) -> str:
+    """The colour of a verdicts cell: red when a job's check is violated, yellow when one is
+    inconclusive, green when every one holds."""
+    if "violated" in verdicts:
+        return "bold red"
+    if "inconclusive" in verdicts:
+        return "yellow"
+    return "green" if verdicts.startswith("holds") else ""
 
 
 def compare(run_dirs) -> object:

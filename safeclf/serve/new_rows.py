@@ -145,3 +145,20 @@ def encode(frame, meta: dict[str, Any], where: str, skip: bool = False,
         good = pd.get_dummies(good, dtype=float)
     good = good.reindex(columns=names, fill_value=0.0)
     return Encoded(X=good.to_numpy(dtype=float), keep=keep, bad=bad)
+
+
+def as_written(frame):
+    """``frame`` with each float column whose values are all whole numbers (pandas reads an
+    integer column with an empty cell as floats) as integers, so a CSV written from it says
+    ``21`` where its input said ``21``, not ``21.0``; empty cells stay empty."""
+    import pandas as pd
+
+    out = frame.copy()
+    for column in out.columns:
+        values = out[column]
+        if pd.api.types.is_float_dtype(values):
+            present = values.dropna()
+            if len(present) and np.isfinite(present).all() and (present % 1 == 0).all() \
+                    and present.abs().max() < 2**53:
+                out[column] = values.astype("Int64")
+    return out

@@ -185,6 +185,7 @@ def predict_file(folder: Path, job: str | None, data: Path, out: Path,
         The number of rows scored and the table of problems.
     """
     from safeclf._utils.paths import not_overwriting, writable_file
+    from safeclf.serve.new_rows import as_written
     from safeclf.store.folder import WriteError, atomic_write_all
 
     writable_file(out, "--out")
@@ -206,7 +207,7 @@ def predict_file(folder: Path, job: str | None, data: Path, out: Path,
     scored = score_frame(pipeline, meta, frame, f"--data '{data}'", skip=skip_bad_rows)
     result, rows = scored.table, scored.rows
     writes = [(Path(target), text, flag) for target, text, flag in (
-        (out, result.to_csv(index=False), "--out"),
+        (out, as_written(result).to_csv(index=False), "--out"),
         (bad_rows, rows.bad.to_csv(index=False), "--bad-rows")) if target is not None]
     try:  # both files or neither: the bad rows are not written when the predictions cannot be
         atomic_write_all([(target, text) for target, text, _ in writes])

@@ -145,7 +145,7 @@ class MethodEntry(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     preprocess: Preprocess | Preprocessing | None = None
     datasets: list[str] | None = Field(None, min_length=1)
-    save_model: bool | None = None  # overrides the spec's save_models for this method
+    save_model: bool | None = None  # overrides save_models (default: true when certified)
     certify: Certify | None = None
     path: str | None = None  # a grid parameter whose points one job solves in order (warm)
     #: promises the user requires of the method, in ramp's constraint vocabulary
@@ -316,9 +316,14 @@ class Spec(_Strict):
         return self.methods[i].name or self.methods[i].method
 
     def saves_model(self, method_index: int) -> bool:
-        """Whether jobs of method ``method_index`` keep their fitted model."""
-        own = self.methods[method_index].save_model
-        return self.save_models if own is None else own
+        """Whether jobs of method ``method_index`` keep their fitted model: the method's
+        ``save_model``, else ``save_models``, else yes for a certified method (``certify``:
+        its certified model is the one ``deploy`` copies, never refitted, so a run that did
+        not keep it would have to be made again)."""
+        entry = self.methods[method_index]
+        if entry.save_model is not None:
+            return entry.save_model
+        return self.save_models or entry.certify is not None
 
     def runs_on(self, method_index: int, dataset_index: int) -> bool:
         """Whether method ``method_index`` runs on dataset ``dataset_index`` (a method entry's

@@ -428,12 +428,15 @@ def summary_table(frame, metrics: list[str] | None = None):
 
     if frame.empty:
         return pd.DataFrame()
-    metrics = metrics or metric_columns(frame)
+    metrics = metric_columns(frame) if metrics is None else metrics
     keys = ["dataset", "method", "params"]
     varying = varying_by_method(frame)
     frame = frame.reset_index(drop=True)  # group indexes are then row positions
     ok_rows = (frame.status == JobStatus.OK.value).to_numpy()
-    no_solution = (frame.status == "no_solution").any()
+    # one column counts the jobs without a model: where any job has none, or where the
+    # metric no_solution is asked for (it is that count's mean, not shown beside it)
+    no_solution = (frame.status == "no_solution").any() or "no_solution" in metrics
+    metrics = [m for m in metrics if m != "no_solution"]
     # a numeric column (float, int, bool) is what pd.to_numeric leaves it: taken as floats
     # once, instead of converting each group's slice of it
     numeric = {m: frame[m].to_numpy(dtype=float, na_value=np.nan) for m in metrics
@@ -570,7 +573,10 @@ def write_tables(run_dir: Path, frame, spec=None) -> None:
 def family_tables(frame, spec=None) -> dict[str, tuple[list[str], Any]]:
     """``{family: (headline metrics, rows)}``: the rows of each method plugin (method family)
     and the metrics worth a column for it: the spec's metrics on the test part, then any
-    metric the spec's expectations or plots name, each kept only where the family reports it."""
+    metric the spec's expectations or plots name, each kept only where the family reports it.
+    Methods of one family that report different metrics (a certified entry beside a plain
+    one) get a table each, ``family (method, ...)``, so no table has a column some of its
+    methods leave empty."""
     if frame.empty:
         return {}
     plugin_of = {}
@@ -587,8 +593,23 @@ def family_tables(frame, spec=None) -> dict[str, tuple[list[str], Any]]:
     families = frame["method"].map(lambda m: plugin_of.get(m, m))
     for family in dict.fromkeys(families):
         rows = frame[families == family]
-        ok = ok_rows(rows)
-        columns = [c for c in dict.fromkeys(named)
-                   if c in available and ok[c].notna().any()] if not ok.empty else []
-        out[family] = (columns, rows)
+        by_columns: dict[tuple, list[str]] = {}
+        without = []  # methods with no model at all: beside the first of their family
+        for method in dict.fromkeys(rows["method"]):
+            ok = ok_rows(rows[rows["method"] == method])
+            if ok.empty:
+                without.append(method)
+                continue
+            own = tuple(c for c in dict.fromkeys(named)
+                        if c in available and ok[c].notna().any())
+            by_columns.setdefault(own, []).append(method)
+        if not by_columns:
+            by_columns[()] = []
+        by_columns[next(iter(by_columns))] += without
+        if len(by_columns) == 1:
+            out[family] = (list(next(iter(by_columns))), rows)
+            continue
+        for own, methods in by_columns.items():
+            out[f"{family} ({', '.join(methods)})"] = (list(own),
+                                                        rows[rows["method"].isin(methods)])
     return out

@@ -115,8 +115,8 @@ def test_every_run_folder_gets_a_report_with_its_sections(run):
     # promises: ramp's fairness promise with its bound and verdicts; the per-job table gives
     # every job's interval; logreg is named as making none
     header, *rows = by_section["promises"][0]
-    assert [r[header.index("method")] for r in rows] == ["ramp"]
-    assert rows[0][header.index("bound")] == "≥ 0.8"
+    assert [r[header.index("model")] for r in rows] == ["adult · ramp"]
+    assert "≥ 0.8·s_p(Male)" in rows[0][header.index("promise")]
     per_job = by_section["promises"][1]
     assert len(per_job) == 1 + 2 and {"lower", "upper", "verdict"} <= set(per_job[0])
     for row in per_job[1:]:

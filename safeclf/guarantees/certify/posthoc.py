@@ -66,7 +66,7 @@ def candidate_part(task, certify: dict, items, seed: int):
     :func:`split_task` and, with ``group_blind``, the candidate task without the feature
     columns that encode the group (found on the candidate rows, like everything the rule
     depends on)."""
-    from safeclf.guarantees.certify.threshold import blind_columns, drop_columns
+    from safeclf.guarantees.group_encoding import blind_columns, drop_columns
 
     cand_task, cand, safe = split_task(task, certify["fraction"], seed)
     blind = ()

@@ -78,6 +78,7 @@ from safeclf.guarantees.certify.path import (  # noqa: F401  (tests and callers 
     _threshold_for_rate,
     pass_probabilities,
 )
+from safeclf.guarantees.group_encoding import blind_columns, drop_columns
 from safeclf.guarantees.promises import Evidence, Promise, rate_evidence
 
 #: Quantity kinds certification can decide from counts.
@@ -424,9 +425,7 @@ def certified_promises(promises: list[Promise], delta: float, record: dict) -> l
            f"{record['bound']} p-values) on {record['n_safety']} held-back training rows")
     approx = "; approximate: the t-test bound's coverage is not guaranteed" \
         if record.get("approximate") else ""
-    reads = record.get("reads_group", "")
-    blind = "; the decision does not read the group" if reads.startswith("no") else \
-        "; the decision reads the group" if reads.startswith("yes") else ""
+    blind = decision_rule(record.get("reads_group", ""))
     return [replace(p, kind="high_confidence", delta=delta,
                     statement=p.statement.replace("(training data)", "").strip()
                     + f" (population), with probability ≥ {1 - delta:g}"
@@ -435,6 +434,22 @@ def certified_promises(promises: list[Promise], delta: float, record: dict) -> l
                     note=f"all {len(promises)} promises hold jointly with probability ≥ "
                          f"{1 - delta:g}{approx}")
             for p in promises]
+
+
+def decision_rule(reads: str) -> str:
+    """What a certified statement says of its decision rule, from the certificate's
+    ``reads_group`` (:meth:`CertifiedClassifier.reads_group`): a threshold per group or one
+    threshold for everyone, and whether the decision reads the group."""
+    if reads.startswith("yes: a threshold per group"):
+        return "; a threshold per group: the decision reads the group"
+    if reads.startswith("yes"):
+        return ("; one threshold for every group, but the decision reads the group through "
+                "the model's features")
+    if reads.startswith("no: group-blind"):
+        return "; one threshold for every group, group-blind: the decision does not read the group"
+    if reads.startswith("no"):
+        return "; one threshold for every group: the decision does not read the group"
+    return ""
 
 
 def split_rows(n: int, fraction: float, seed: int):
@@ -671,25 +686,3 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
 def _rows(X, idx):
     return X[idx] if not hasattr(X, "iloc") else X.iloc[idx]
-
-
-def drop_columns(X, columns):
-    """X without the feature ``columns`` (positions), for an array, a sparse matrix or a
-    DataFrame; X itself when there are none."""
-    if not len(columns):
-        return X
-    keep = np.setdiff1d(np.arange(X.shape[1]), np.asarray(columns, dtype=int))
-    return X.iloc[:, keep] if hasattr(X, "iloc") else X[:, keep]
-
-
-def blind_columns(X, rows, promises, group_columns=None) -> tuple[int, ...]:
-    """The feature columns a group-blind rule leaves out: every column that encodes the
-    groups its promises compare (:func:`safeclf.guarantees.group_encoding.encoding_columns`), and each
-    component of an intersection (``group_columns``, row entries of ``rows``)."""
-    from safeclf.guarantees.group_encoding import encoding_columns
-
-    entries = {p.quantity.groups for p in promises if p.quantity.kind in ("ratio", "difference")}
-    entries |= {c for c in group_columns or () if c in rows}
-    X = X.to_numpy() if hasattr(X, "iloc") else X
-    return tuple(sorted({c for e in entries if e in rows
-                         for c in encoding_columns(X, rows[e])}))
