@@ -159,7 +159,7 @@ def test_examples_run(page, scratch, cli):
     from safeclf.api import read_spec
 
     namespace: dict = {"__name__": "__docs__"}
-    ran = 0
+    ran, specs = 0, []
     titles = _titles(page)
     WRITTEN.clear()
     for lang, code, line in _blocks(page):
@@ -177,12 +177,93 @@ def test_examples_run(page, scratch, cli):
             data = yaml.safe_load(code)
             if line in titles:
                 read_spec(titles[line])  # paths relative to the file, as safeclf reads it
+                if isinstance(data, dict) and {"name", "datasets", "methods"} <= set(data):
+                    specs.append((where, [titles[line]]))
             elif isinstance(data, dict) and {"name", "datasets", "methods"} <= set(data):
                 read_spec(data)
+                spec = scratch / f"doc-spec-{line}.yaml"  # in the folder its paths are from
+                spec.write_text(code, encoding="utf-8")
+                specs.append((where, [spec]))
         else:
             continue
         ran += 1
     assert ran > 0
+    for where, args in specs:  # after the page's code made the files its specs read
+        _validate_agrees_with_run(args, cli, where)
+
+
+# -- validate ≡ run ------------------------------------------------------------------------------
+
+#: Options of ``run`` that ``validate`` does not take and that change nothing ``run`` checks
+#: before its first job (``--check`` compares expectations after the jobs).
+RUN_ONLY_FLAGS = {"--check", "--dry-run", "--debug"}
+
+
+def _validate_agrees_with_run(args: list, cli, where: str) -> bool:
+    """``safeclf validate ARGS`` and ``safeclf run ARGS --dry-run`` (every check ``run`` makes
+    before its first job, nothing more) end alike: the same exit code and stderr; where
+    ``run`` accepts the spec, ``validate`` says "valid" and nothing on stderr (it once said
+    "valid" and then failed on data ``run`` reads fine). Returns whether ``run`` accepted it."""
+    validated = cli("validate", *args)
+    dry = cli("run", *args, "--dry-run")
+    assert "Traceback" not in validated.output + dry.output, where
+    assert (validated.exit_code, validated.stderr) == (dry.exit_code, dry.stderr), \
+        f"{where}: validate {args}: {validated.output}\nrun --dry-run: {dry.output}"
+    if dry.exit_code == 0:
+        assert validated.stderr == "" and ": valid; " in validated.stdout, (where, validated.output)
+    return dry.exit_code == 0
+
+
+def _documented_commands() -> list[tuple[str, list[str]]]:
+    """Every ``safeclf run`` and ``safeclf validate`` line of the docs' shell blocks naming a
+    spec of ``configs/`` (a spec a page writes is validated with its page, by
+    :func:`test_examples_run`), as the arguments ``validate`` takes (``run``'s own flags left
+    out; a ``--resume`` is not a spec), each once, with the first place it is written."""
+    out: dict[tuple, str] = {}
+    for page in PAGES:
+        for lang, code, line in _blocks(page):
+            if lang not in ("sh", "bash"):
+                continue
+            for k, text in enumerate(code.splitlines()):
+                words = shlex.split(text, comments=True)
+                if len(words) < 3 or not words[0].endswith("safeclf") \
+                        or words[1] not in ("run", "validate") or "--resume" in words \
+                        or not words[2].startswith("configs/"):
+                    continue
+                args = tuple(w for w in words[2:] if w not in RUN_ONLY_FLAGS)
+                out.setdefault(args, f"{page.relative_to(ROOT)}:{line}+{k + 1}")
+    return [(where, list(args)) for args, where in out.items()]
+
+
+COMMANDS = _documented_commands()
+
+
+@pytest.mark.parametrize("where, args", COMMANDS, ids=[" ".join(a) for _, a in COMMANDS])
+def test_validate_agrees_with_run_on_documented_commands(where, args, scratch, cli):
+    """Each documented ``safeclf run`` / ``validate`` of a spec: ``validate`` ≡ ``run``'s checks
+    before its first job, and ``run`` accepts it (the docs show none that fails), or refuses
+    it only for an extra the page says to install (a reproduction against the papers' peers)."""
+    if not _validate_agrees_with_run(args, cli, where):
+        refused = cli("run", *args, "--dry-run").stderr
+        page = (ROOT / where.split(":")[0]).read_text(encoding="utf-8")
+        assert "install the bench extra" in refused and "[bench]" in page, (where, refused)
+    assert not any(scratch.glob("runs")), "validate and --dry-run write nothing"
+
+
+def test_validate_agrees_with_run_covers_the_docs():
+    """The commands above are the docs' (quickstart, a paper config, an override and the
+    Dask and MLflow options among them), and the loans example of docs/models.md, a spec
+    reading data with empty cells through an imputer, is one of the spec blocks
+    :func:`test_examples_run` validates (once said "valid" and then failed)."""
+    flat = [" ".join(args) for _, args in COMMANDS]
+    assert len(COMMANDS) >= 20
+    assert "configs/quickstart.yaml" in flat
+    assert any("--backend dask" in c for c in flat) and any("--mlflow" in c for c in flat)
+    assert any("=" in c for c in flat)  # an override
+    loans = [yaml.safe_load(code) for lang, code, _ in _blocks(DOCS / "models.md")
+             if lang == "yaml"]
+    assert any(isinstance(d, dict) and d.get("name") == "loans"
+               and d["datasets"][0]["preprocess"]["impute"] == "median" for d in loans)
 
 
 def _reference_objects() -> list[str]:

@@ -409,11 +409,11 @@ def validate(
             name=name, backend=backend.value, scheduler=scheduler, mlflow=mlflow,
             mlflow_experiment=mlflow_experiment))
         s = outcome.spec
-        typer.echo(f"{spec}: valid; {len(outcome.jobs)} jobs ({len(s.datasets)} datasets, "
-                   f"{len(s.methods)} methods, {len(s.seeds)} seeds)")
         from safeclf.execution.preflight import comparisons
 
-        lines = comparisons(s)
+        lines = comparisons(s)  # before "valid": nothing is said valid that then fails
+        typer.echo(f"{spec}: valid; {len(outcome.jobs)} jobs ({len(s.datasets)} datasets, "
+                   f"{len(s.methods)} methods, {len(s.seeds)} seeds)")
         if lines:
             typer.echo("comparisons of groups:")
             for line in lines:

@@ -139,9 +139,15 @@ MAX_GROUPS = 50
 
 
 def _check_group_count(values, col: str, path) -> None:
-    """Refuse a group column whose values are mostly unique: every comparison would be between
-    groups of a row or two (one constraint and one promise per pair), none meaningful."""
+    """Refuse a group column whose values are mostly unique (every comparison would be between
+    groups of a row or two, one constraint and one promise per pair, none meaningful) or that
+    holds one value only (it names no comparison at all)."""
     distinct = int(values.nunique())
+    if distinct == 1:
+        raise DataError(f"csv: group column '{col}' in '{path}' holds one group only "
+                        f"('{values.iloc[0]}' on all {len(values)} rows), so no group can be "
+                        "compared with another; give a column with at least two groups, or "
+                        "leave 'group' out")
     if distinct > MAX_GROUPS and distinct > len(values) / 2:
         raise DataError(f"csv: group column '{col}' in '{path}' has {distinct} distinct values "
                         f"in {len(values)} rows, so it names no groups (a numeric column or an "

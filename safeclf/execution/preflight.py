@@ -48,7 +48,7 @@ def preflight(spec: Spec) -> None:
         methods = [j for j in range(len(spec.methods)) if spec.runs_on(j, i)]
         tasks, loaded = {}, None
         try:  # what every job does first, once: load, split, each preprocessing asked for
-            for how in dict.fromkeys(spec.methods[j].preprocess or d.preprocess for j in methods):
+            for how in preprocesses(spec, i):
                 ds = loaded = load_dataset(entry, how)
                 with warnings.catch_warnings():  # an overflowing scaler is reported below
                     warnings.simplefilter("ignore")
@@ -82,6 +82,14 @@ def preflight(spec: Spec) -> None:
                     check_request(m, plugin, tasks[how], spec.seeds[0], f"methods[{j}]")
                 except DataError as exc:
                     raise SpecError(f"{exc} (on {place})") from None
+
+
+def preprocesses(spec: Spec, i: int) -> list:
+    """The ``preprocess`` steps the jobs on dataset ``i`` apply (each method entry's, else the
+    dataset's), each once, in the order of the methods."""
+    d = spec.datasets[i]
+    return list(dict.fromkeys(spec.methods[j].preprocess or d.preprocess
+                              for j in range(len(spec.methods)) if spec.runs_on(j, i)))
 
 
 def check_outcome(spec: Spec, i: int, j: int, plugin, ds) -> None:
@@ -215,7 +223,10 @@ def comparisons(spec: Spec) -> list[str]:
     out = []
     for i, d in enumerate(spec.datasets):
         entry = dict(d.model_dump(mode="json"), name=spec.dataset_label(i))
-        ds = load_dataset(entry)
+        hows = preprocesses(spec, i)
+        if not hows:
+            continue
+        ds = load_dataset(entry, hows[0])  # as preflight loaded it (empty cells kept to impute)
         if not ds.rows:
             continue
         task = split_task(ds, entry, spec.seeds[0], 0 if d.split.folds else None)

@@ -135,7 +135,17 @@ def check_request(m, plugin, task, seed: int, where: str) -> None:
     from safeclf.guarantees.promises import sizes
 
     classes = np.unique(np.asarray(task.train.y))
-    promises = declared_promises(m.promises, task, classes, f"{where}.promises")
+    asked = [k for k, v in (("promises", m.promises), ("certify", m.certify)) if v]
+    if classes.size > 2:
+        raise DataError(f"{where}.{asked[0]}: promises and certificates are about "
+                        f"two classes (a rate of positive decisions), but the dataset has "
+                        f"{classes.size} ({', '.join(map(str, classes))}); leave out {' and '.join(asked)} "
+                        "or give a dataset with two classes")
+    _check_rows(m.promises, task, f"{where}.promises")
+    try:
+        promises = declared_promises(m.promises, task, classes, f"{where}.promises")
+    except ValueError as exc:  # resolving the groups on the data: the user's input
+        raise DataError(str(exc)) from None
     for k, p in enumerate(promises):
         for key, wanted in (p.quantity.subset or {}).items():
             if key not in task.train.rows:
@@ -145,7 +155,11 @@ def check_request(m, plugin, task, seed: int, where: str) -> None:
             for v in wanted if isinstance(wanted, list | tuple) else [wanted]:
                 named_group(v, task.train.rows[key], f"{where}.promises[{k}].subset.{key}",
                             f"the data's '{key}'")
-    if m.certify is None or m.certify.route(plugin) != "threshold":
+    if m.certify is None:
+        return
+    route = m.certify.route(plugin)
+    _check_candidate(task, m.certify.fraction, seed, route, f"{where}.certify.fraction")
+    if route != "threshold":
         return
     f = m.certify.fraction
     _, _, safe = split_task(task, f, seed)
@@ -157,3 +171,52 @@ def check_request(m, plugin, task, seed: int, where: str) -> None:
             raise DataError(f"{where}.certify.fraction {f:g} leaves no held-back row for "
                             f"{p.name} ({p.statement}) in the first split (seed {seed}); "
                             "raise the fraction or the training rows")
+
+
+#: What a row entry a promise may need holds, for the message refusing it.
+_ROW_MEANING = {"baseline": "a deployed model's predictions, to count the decisions that "
+                            "differ from them",
+                "groups": "the group of each row: name the dataset's group column"}
+
+
+def _check_rows(items, task, where: str) -> None:
+    """Raise :class:`DataError` naming the first declared promise of ``items`` that needs a
+    row entry (``baseline`` for churn, ``groups`` for a comparison of groups) the training
+    rows of ``task`` lack; the entries a ``subset`` names are checked with their values."""
+    from safeclf.guarantees import declared
+
+    try:
+        parsed = declared.parse(items, where)
+    except ValueError:
+        return  # a malformed promise is the spec check's to report
+    have = task.train.rows
+    provides = ", ".join(sorted(have)) or "nothing beyond X and y"
+    for c in parsed:
+        rate = getattr(c, "rate", None)
+        subset = set(getattr(c, "subset", None) or getattr(rate, "subset", None) or {})
+        for row in sorted(c.rows_needed() - subset - set(have)):
+            meaning = _ROW_MEANING.get(row)
+            raise DataError(f"{c.where} ({c.name}) needs rows '{row}'"
+                            f"{f' ({meaning})' if meaning else ''}, which the dataset does "
+                            f"not provide (it provides {provides})")
+
+
+def _check_candidate(task, fraction: float, seed: int, route: str, where: str) -> None:
+    """Raise :class:`DataError` when holding back ``fraction`` of the first split's training
+    rows (drawn as ``route`` draws them from ``seed``) leaves a candidate part without a row
+    of every class: the candidate model could not be fitted in any job."""
+    from safeclf.guarantees.certify.training import split_indices
+
+    y = np.asarray(task.train.y)
+    try:
+        cand, _ = split_indices(y, fraction, seed, stratify=route != "threshold")
+    except ValueError:  # scikit-learn refuses a split leaving no row on one side
+        cand = np.arange(0)
+    classes, kept = np.unique(y), np.unique(y[cand])
+    if kept.size < classes.size:
+        missing = ", ".join(map(str, np.setdiff1d(classes, kept)))
+        which = f", none of them labelled {missing}" if cand.size else ""
+        raise DataError(f"{where} {fraction:g} leaves {cand.size} of the {y.size} training "
+                        f"rows of the first split (seed {seed}) for fitting the candidate "
+                        f"model{which}; lower the fraction (0.3 is the default) or give more "
+                        "rows")
