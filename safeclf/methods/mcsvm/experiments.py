@@ -136,12 +136,33 @@ def per_source_angle(est, X, y, source):
     return {"w_angle_deg": max(angles.values())}, details
 
 
+#: the central share of single-split test FPRs that ``draws_split_fpr_lo``/``_hi`` bracket
+SPLIT_LEVEL = 0.99
+
+
+def split_fpr_interval(fpr, task, est, rng):
+    """The central :data:`SPLIT_LEVEL` interval of the test FPR one split would show (what a
+    paper reporting a single split prints): for each calibration draw, its true FPR plus the
+    binomial noise of this job's test part, FP ~ Bin(n_U, fpr) / n_U with n_U the unsafe test
+    count. Returns (lo, hi, n_U); nan without unsafe test points."""
+    yt = np.asarray(task.test.y)
+    n_u = int(np.sum(yt != est.classes_[1]))
+    if n_u == 0 or len(fpr) == 0:
+        return float("nan"), float("nan"), n_u
+    single = rng.binomial(n_u, np.clip(fpr, 0.0, 1.0)) / n_u
+    a = (1 - SPLIT_LEVEL) / 2
+    lo, hi = np.quantile(single, [a, 1 - a], method="inverted_cdf")
+    return float(lo), float(hi), n_u
+
+
 def guarantee_draws(est, task, g):
     """Recalibrate on ``est.guarantee_draws`` fresh calibration sets from the true mixture and
     report, over the draws, the share whose true joint rate P(U and predicted S) exceeds ε
     (probabilistic scaling promises ≤ δ) and the mean true FPR P(predicted S | U) (conformal
-    promises ≤ ε in expectation). True rates are exact for the linear kernel (wᵀx is Gaussian
-    given the class) and Monte Carlo on 200,000 points otherwise."""
+    promises ≤ ε in expectation), and the interval of the FPR a single split of this job's
+    sizes would show (:func:`split_fpr_interval`; Example 3 reports one split). True rates are
+    exact for the linear kernel (wᵀx is Gaussian given the class) and Monte Carlo on 200,000
+    points otherwise."""
     region = GaussianSafeRegion.from_info(g, est.epsilon)
     rng = np.random.default_rng(est.random_state if isinstance(est.random_state, int) else 0)
     n_c = len(task.cal) if getattr(task, "cal", None) is not None else max(est.n_cal_, 1000)
@@ -169,6 +190,7 @@ def guarantee_draws(est, task, g):
         fpr[j], fnr[j] = rates(off.b)
     joint = (1 - p) * fpr
     D, eps, delta = est.guarantee_draws, est.epsilon, est.delta
+    lo, hi, n_u = split_fpr_interval(fpr, task, est, rng)
     metrics = {
         "draws_joint_rate_exceed": float(np.mean(joint > eps)),
         "draws_joint_rate_exceed_limit": float(binom.ppf(0.99, D, delta) / D),
@@ -178,7 +200,9 @@ def guarantee_draws(est, task, g):
                                  if D > 1 else float("nan")),
         "draws_fpr_exceed": float(np.mean(fpr > eps)),
         "draws_fnr_mean": float(fnr.mean()),
+        "draws_split_fpr_lo": lo,
+        "draws_split_fpr_hi": hi,
     }
-    details = {"guarantee_draws": {"draws": D, "n_c": n_c, "p_S": p, "rates": how,
+    details = {"guarantee_draws": {"draws": D, "n_c": n_c, "n_U_test": n_u, "p_S": p, "rates": how,
                                    "fpr": fpr.tolist(), "joint": joint.tolist()}}
     return metrics, details
