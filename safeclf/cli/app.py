@@ -242,14 +242,19 @@ def predict(
     bad_rows: Path | None = typer.Option(
         None, "--bad-rows", help="With --skip-bad-rows: write the report there (CSV) instead of "
                                  "on stderr."),
+    allow_version_mismatch: bool = typer.Option(
+        False, "--allow-version-mismatch", help="Load a model saved by another scikit-learn "
+                                                "or safeclf version (refused otherwise)."),
 ):
     """Apply a saved model, with the preprocessing (imputation, scaling) fitted with it, to new
     rows."""
 
     def _predict():
         from safeclf.serve.predict import predict_file
+        from safeclf.store.models import version_mismatch_allowed
 
-        done = predict_file(run_dir, job, data, out, skip_bad_rows, bad_rows)
+        with version_mismatch_allowed(allow_version_mismatch):
+            done = predict_file(run_dir, job, data, out, skip_bad_rows, bad_rows)
         typer.echo(f"{done.scored} predictions written to {out}")
         if len(done.bad):
             from safeclf.cli.console import print_bad_rows
@@ -280,6 +285,9 @@ def deploy(
         False, "--allow-degenerate", help="Deploy a model the run flagged degenerate (one class "
                                           "for almost everyone, or no better than the majority "
                                           "rule), which is refused otherwise."),
+    allow_version_mismatch: bool = typer.Option(
+        False, "--allow-version-mismatch", help="Load a model saved by another scikit-learn "
+                                                "or safeclf version (refused otherwise)."),
 ):
     """Write the one model to deploy: an uncertified method refitted on all rows with the run's
     parameters and preprocessing; a certified one copied as the run saved it (refitting would
@@ -287,8 +295,10 @@ def deploy(
 
     def _deploy():
         from safeclf.serve.deploy import deploy as write
+        from safeclf.store.models import version_mismatch_allowed
 
-        done = write(run_dir, method, out, dataset, job, allow_degenerate)
+        with version_mismatch_allowed(allow_version_mismatch):
+            done = write(run_dir, method, out, dataset, job, allow_degenerate)
         r = done.record
         how = ("refitted on all rows" + "".join(f", {k} {v}" for k, v in r["rows"].items())
                if r["refit"] else f"not refitted: {r['why']}")
@@ -323,6 +333,9 @@ def audit(
                                "at most alpha."),
     skip_bad_rows: bool = typer.Option(
         False, "--skip-bad-rows", help="Audit the rows the model can score; report the others."),
+    allow_version_mismatch: bool = typer.Option(
+        False, "--allow-version-mismatch", help="Load a model saved by another scikit-learn "
+                                                "or safeclf version (refused otherwise)."),
 ):
     """Check each promise a saved model carries on new labelled rows: per promise the
     estimate, its limits, a verdict (holds, violated, inconclusive) and the rows a conclusive
@@ -331,8 +344,10 @@ def audit(
     def _audit():
         from safeclf.cli.console import print_audit
         from safeclf.serve.audit import audit as check
+        from safeclf.store.models import version_mismatch_allowed
 
-        result = check(model, data, job, report_dir, alpha, period, skip_bad_rows)
+        with version_mismatch_allowed(allow_version_mismatch):
+            result = check(model, data, job, report_dir, alpha, period, skip_bad_rows)
         print_audit(_console(), result)
         if result.skipped:
             from safeclf.cli.console import print_bad_rows
@@ -352,6 +367,9 @@ def verify(
     run_dir: Path = typer.Argument(..., help="A run folder, or a folder written by safeclf "
                                              "deploy."),
     job: str | None = typer.Option(None, "--job", help="Only this job's certificate."),
+    allow_version_mismatch: bool = typer.Option(
+        False, "--allow-version-mismatch", help="Load a model saved by another scikit-learn "
+                                                "or safeclf version (refused otherwise)."),
 ):
     """Re-check certificates from the data and the stored models: the folder's records, spec
     and data are the ones its manifest lists, each model file is the one its certificate was
@@ -360,8 +378,10 @@ def verify(
 
     def _verify():
         from safeclf.serve.verify import verify as check
+        from safeclf.store.models import version_mismatch_allowed
 
-        done = check(run_dir, job)
+        with version_mismatch_allowed(allow_version_mismatch):
+            done = check(run_dir, job)
         for v in done:
             typer.echo(v.line())
         typer.echo(f"{len(done)} certificate(s) re-checked on the stated data "

@@ -32,6 +32,7 @@ figures would not describe it).
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -183,11 +184,42 @@ def deploy(run_dir: Path, method: str | None, out: Path, dataset: str | None = N
     record = {"from_run": str(run_dir.resolve()), "method": method, "dataset": dataset,
               "params": json.loads(rows["params"].iloc[0]),
               "data": _data_identity(manifest, dataset), "evidence": _evidence(rows)}
-    if spec.methods[m].certify is not None:
-        return _copy_certified(run_dir, rows, job, Path(out), record, allow_degenerate,
-                               (spec, manifest, records))
-    record["degenerate"] = _degenerate(rows, None, allow_degenerate)
-    return _refit(spec, d, m, rows, job, Path(out), record)
+    out = Path(out)
+    if spec.methods[m].certify is None:
+        record["degenerate"] = _degenerate(rows, None, allow_degenerate)
+    with _claiming(out) as stage:
+        if spec.methods[m].certify is not None:
+            done = _copy_certified(run_dir, rows, job, stage, record, allow_degenerate,
+                                   (spec, manifest, records))
+        else:
+            done = _refit(spec, d, m, rows, job, stage, record)
+    return Deployed(out / DEPLOYED, done.record, done.predictable)
+
+
+@contextmanager
+def _claiming(out: Path):
+    """A new staging folder beside ``out`` to write the deployment into, renamed to ``out`` at
+    the end in one step. The rename fails when ``out`` is by then a folder that is not empty
+    (another deploy finished into it first): that deploy is refused whole, and two deploys
+    into one folder cannot interleave their files. The staging folder is removed whatever
+    happens."""
+    import errno
+    import os
+    import shutil
+    import tempfile
+
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".deploying", dir=out.parent))
+    try:
+        yield stage
+        try:
+            os.rename(stage, out)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                raise
+            raise SpecError(f"--out '{out}' was written by another deploy while this one ran; "
+                            "nothing of this one was kept (give a new folder)") from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 def _degenerate(rows, job: str | None, allow: bool) -> str | None:

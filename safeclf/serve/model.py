@@ -119,7 +119,8 @@ class Model:
         return np.asarray(self.pipeline.decision_function(self._encoded(X, skip_bad_rows)))
 
 
-def load_model(path: str | Path, job: str | None = None) -> Model:
+def load_model(path: str | Path, job: str | None = None,
+               allow_version_mismatch: bool | None = None) -> Model:
     """A saved model that scores raw rows as ``safeclf predict`` does.
 
     Parameters
@@ -129,6 +130,9 @@ def load_model(path: str | Path, job: str | None = None) -> Model:
         (``models/<job>.skops`` of a run, its ``.json`` beside it).
     job : str, optional
         The job whose model to load from a run folder (metrics.csv's ``job`` column).
+    allow_version_mismatch : bool, optional
+        True: load a model saved by another scikit-learn or safeclf version, which is
+        refused otherwise (None: as the calling CLI command's ``--allow-version-mismatch``).
 
     Returns
     -------
@@ -144,7 +148,15 @@ def load_model(path: str | Path, job: str | None = None) -> Model:
         model of a dataset other than ``csv`` (whose rows are not a CSV's).
     """
     from safeclf.serve.predict import model_source, read_model
+    from safeclf.store.models import mismatch_allowed as _allowed
+    from safeclf.store.models import version_mismatch_allowed
 
+    if allow_version_mismatch is not None and not isinstance(allow_version_mismatch, bool):
+        from safeclf.errors import SpecError
+
+        raise SpecError("load_model: allow_version_mismatch must be True or False")
     model_path, meta_path = model_source(Path(path), job)
-    pipeline, meta = read_model(model_path, meta_path, job)
+    allow = _allowed() if allow_version_mismatch is None else allow_version_mismatch
+    with version_mismatch_allowed(allow):
+        pipeline, meta = read_model(model_path, meta_path, job)
     return Model(pipeline, meta, model_path)

@@ -25,6 +25,8 @@ are to be skipped and reported (:mod:`safeclf.serve.new_rows`).
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,62 @@ def model_paths(run_dir: Path, job: str, what: str = "--job:") -> tuple[Path, Pa
             inside(run_dir, "models", f"{job}.json", what=what))
 
 
+#: Whether :func:`load` takes a model saved by another scikit-learn or safeclf version when
+#: it is not told (a CLI command's ``--allow-version-mismatch`` sets it for its duration).
+_ALLOW_MISMATCH: ContextVar[bool] = ContextVar("allow_version_mismatch", default=False)
+
+
+@contextmanager
+def version_mismatch_allowed(allow: bool = True):
+    """Within the block, :func:`load` takes models saved by other versions when ``allow``."""
+    token = _ALLOW_MISMATCH.set(bool(allow))
+    try:
+        yield
+    finally:
+        _ALLOW_MISMATCH.reset(token)
+
+
+def mismatch_allowed() -> bool:
+    """Whether :func:`version_mismatch_allowed` is in force."""
+    return _ALLOW_MISMATCH.get()
+
+
+def _running_versions() -> dict[str, str]:
+    import sklearn
+
+    from safeclf._utils.version import __version__
+
+    return {"sklearn_version": sklearn.__version__, "safeclf_version": __version__}
+
+
+_SHOWN = {"sklearn_version": "scikit-learn", "safeclf_version": "safeclf"}
+
+
+def check_versions(path: Path, allow: bool | None = None) -> None:
+    """Refuse, with one line naming both versions, the model ``path`` whose metadata beside it
+    (``<path>.json``) says it was saved by another scikit-learn or safeclf than the running one,
+    unless ``allow`` (None: as :func:`version_mismatch_allowed` says). A version the metadata
+    does not record (files older than this check record no scikit-learn version) is not
+    compared; unreadable metadata is left to :func:`read_meta`."""
+    allow = _ALLOW_MISMATCH.get() if allow is None else allow
+    meta_path = Path(path).with_suffix(".json")
+    if allow or not meta_path.is_file():
+        return
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return
+    if not isinstance(meta, dict):
+        return
+    for key, running in _running_versions().items():
+        saved = meta.get(key)
+        if saved is not None and str(saved) != running:
+            raise SpecError(f"model file '{path}' was saved with {_SHOWN[key]} {saved}, running "
+                            f"{_SHOWN[key]} {running}; it may not load or predict the same "
+                            "(pass --allow-version-mismatch, or allow_version_mismatch=True in "
+                            "Python, to load it anyway)")
+
+
 def _type_path(obj) -> str:
     return f"{type(obj).__module__}.{type(obj).__qualname__}"
 
@@ -67,7 +125,6 @@ def save(path: Path, estimator, preprocessor, meta: dict[str, Any]) -> str:
     import skops.io as sio
     from sklearn.pipeline import Pipeline
 
-    from safeclf._utils.version import __version__
     from safeclf.store.folder import atomic_write, replacing
     from safeclf.store.trust import check_file
 
@@ -81,7 +138,7 @@ def save(path: Path, estimator, preprocessor, meta: dict[str, Any]) -> str:
             raise SpecError(f"the fitted model cannot be saved so that it loads safely: {exc}") \
                 from None
         digest = sha256_of(tmp)
-    meta = {"format": MODEL_FORMAT, "safeclf_version": __version__,
+    meta = {"format": MODEL_FORMAT, **_running_versions(),
             "estimator": _type_path(estimator), **meta}
     cert = meta.get("certificate")
     if isinstance(cert, dict) and isinstance(cert.get("evidence"), dict):
@@ -97,8 +154,10 @@ def sha256_of(path: Path) -> str:
     return file_identity(Path(path))["sha256"]
 
 
-def load(path: str | Path):
-    """The pipeline in ``path`` (a str or a Path). Every object the file describes is checked
+def load(path: str | Path, allow_version_mismatch: bool | None = None):
+    """The pipeline in ``path`` (a str or a Path). A model saved by another scikit-learn or
+    safeclf version is refused (:func:`check_versions`) unless ``allow_version_mismatch``
+    (None: refused unless a CLI command was given ``--allow-version-mismatch``). Every object the file describes is checked
     against :data:`safeclf.store.trust.TRUSTED_TYPES` before anything is built; any other file,
     or one that is not a pipeline ending in an estimator, is refused with one line. To score
     raw rows with the encoding and checks of ``safeclf predict``, use
@@ -111,6 +170,7 @@ def load(path: str | Path):
     path = Path(path)
     if not path.is_file():
         raise SpecError(f"no saved model '{path}' (run with save_models: true to keep models)")
+    check_versions(path, allow_version_mismatch)
     trusted = check_file(path)
     try:
         older = translated(path)  # a file written before the package was regrouped

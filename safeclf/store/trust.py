@@ -147,6 +147,62 @@ def _nodes(schema):
             stack.extend((v, depth + 1) for v in value)
 
 
+#: Default of :data:`MAX_MODEL_ENV`: the most bytes a model file may unpack to, in all.
+DEFAULT_MAX_MODEL_BYTES = 512 * 2**20
+#: The environment variable that raises (or lowers) the limit, in bytes.
+MAX_MODEL_ENV = "SAFECLF_MAX_MODEL_BYTES"
+#: The most a member may unpack to per stored byte; numpy arrays of a fitted model compress
+#: far less (a constant array of 512 MiB deflates about 1000-fold).
+MAX_RATIO = 200
+#: Members smaller than this are never refused for their ratio (a tiny file compresses oddly).
+_RATIO_FLOOR = 2**20
+
+
+def max_model_bytes() -> int:
+    """The size limit on a model file's unpacked contents: :data:`MAX_MODEL_ENV` when set to a
+    positive integer, else :data:`DEFAULT_MAX_MODEL_BYTES`."""
+    import os
+
+    raw = os.environ.get(MAX_MODEL_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_MODEL_BYTES
+    if not raw.isdigit() or int(raw) <= 0:
+        raise SpecError(f"{MAX_MODEL_ENV}={raw!r} is not a positive number of bytes")
+    return int(raw)
+
+
+def check_sizes(path: Path) -> None:
+    """Refuse, with one line, model file ``path`` when its members would unpack to more than
+    :func:`max_model_bytes` (in all or any one of them) or one unpacks to more than
+    :data:`MAX_RATIO` times its stored size (a zip bomb). Only the zip's directory is read:
+    nothing is decompressed or allocated."""
+    limit = max_model_bytes()
+    raise_it = f"(raise the limit with {MAX_MODEL_ENV}=<bytes> if you trust this file)"
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+    except zipfile.BadZipFile:
+        raise SpecError(f"'{path}' is not a readable safeclf model file (not a zip archive)") \
+            from None
+    except OSError as exc:
+        raise SpecError(f"'{path}' is not a readable safeclf model file ({exc})") from None
+    total = 0
+    for info in infos:
+        total += info.file_size
+        if info.file_size > limit:
+            raise SpecError(f"model file '{path}': member '{info.filename}' unpacks to "
+                            f"{info.file_size} bytes, over the limit of {limit} {raise_it}")
+        if info.file_size > _RATIO_FLOOR \
+                and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            raise SpecError(f"model file '{path}': member '{info.filename}' unpacks to "
+                            f"{info.file_size} bytes from {info.compress_size} (more than "
+                            f"{MAX_RATIO} times), which no saved model does; refusing it as a "
+                            "zip bomb")
+    if total > limit:
+        raise SpecError(f"model file '{path}' unpacks to {total} bytes in all, over the limit "
+                        f"of {limit} {raise_it}")
+
+
 def _type_name(node: dict) -> str:
     module, name = node.get("__module__"), node.get("__class__")
     if not isinstance(module, str) or not isinstance(name, str):
@@ -206,7 +262,9 @@ def translated(path: Path) -> bytes | None:
 def check_file(path: Path) -> list[str]:
     """The trusted type names ``path`` holds, after checking every node of its schema; raises
     :class:`~safeclf.errors.SpecError` (one line naming the first refused type or loader, or
-    why the file cannot be read) otherwise. Nothing of the file is built or imported here."""
+    why the file cannot be read) otherwise. Its sizes are checked first
+    (:func:`check_sizes`). Nothing of the file is built or imported here."""
+    check_sizes(path)
     try:
         schema = _schema(path)
         found: set[str] = set()

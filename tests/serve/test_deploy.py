@@ -350,3 +350,62 @@ def test_imputation_that_cannot_work_is_one_line_before_running(case, preprocess
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and fragment in lines[0], lines
     assert not (tmp_path / "runs").exists()
+
+
+def _deployed_C(out):
+    """The C the deployed model holds and the C its record says, for a deployed svm."""
+    from safeclf.store.models import load
+
+    record = json.loads((out / "model.json").read_text())["deployment"]
+    return load(out / "model.skops")[-1].C, record["params"]["C"]
+
+
+def _svm_jobs(run):
+    table = pd.read_csv(run / "metrics.csv").query("method == 'svm' and seed == 0")
+    return {json.loads(p)["C"]: j for p, j in zip(table.params, table.job)}
+
+
+def test_a_deploy_that_finishes_second_into_the_same_folder_keeps_nothing(
+        imputed_run, tmp_path, cli, monkeypatch):
+    """Deterministic interleaving: while the first deploy writes, a second one into the same
+    --out runs to the end; the first is then refused whole, the folder is the second's."""
+    from safeclf.serve import deploy as mod
+
+    jobs, out, real, seen = _svm_jobs(imputed_run), tmp_path / "m", mod._refit, []
+
+    def refit_then_race(*args, **kw):
+        done = real(*args, **kw)
+        if not seen:
+            seen.append(None)  # the second deploy's own refit does not race again
+            seen[0] = cli("deploy", imputed_run, "--method", "svm", "--job", jobs[1.0],
+                          "--out", out)
+        return done
+
+    monkeypatch.setattr(mod, "_refit", refit_then_race)
+    first = cli("deploy", imputed_run, "--method", "svm", "--job", jobs[0.1], "--out", out)
+    assert seen[0].exit_code == 0, seen[0].output
+    assert first.exit_code == 2 and "written by another deploy" in first.stderr, first.output
+    assert len([x for x in first.stderr.splitlines() if x.strip()]) == 1
+    assert _deployed_C(out) == (1.0, 1.0)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_two_deploy_processes_into_one_folder_never_mix(imputed_run, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    jobs = _svm_jobs(imputed_run)
+    exe = os.path.join(os.path.dirname(sys.executable), "safeclf")
+    for attempt in range(2):
+        out = tmp_path / f"m{attempt}"
+        procs = [subprocess.Popen([exe, "deploy", str(imputed_run), "--method", "svm", "--job",
+                                   jobs[c], "--out", str(out)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for c in (0.1, 1.0)]
+        codes = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+        assert sorted(c for c, _ in codes) == [0, 2], codes
+        assert all(len(e.strip().splitlines()) == 1 for c, e in codes if c == 2), codes
+        held, said = _deployed_C(out)
+        assert held == said and sorted(p.name for p in out.iterdir()) == ["model.json",
+                                                                         "model.skops"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
