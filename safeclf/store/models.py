@@ -155,12 +155,14 @@ def sha256_of(path: Path) -> str:
 
 
 def load(path: str | Path, allow_version_mismatch: bool | None = None):
-    """The pipeline in ``path`` (a str or a Path). A model saved by another scikit-learn or
-    safeclf version is refused (:func:`check_versions`) unless ``allow_version_mismatch``
-    (None: refused unless a CLI command was given ``--allow-version-mismatch``). Every object the file describes is checked
-    against :data:`safeclf.store.trust.TRUSTED_TYPES` before anything is built; any other file,
-    or one that is not a pipeline ending in an estimator, is refused with one line. To score
-    raw rows with the encoding and checks of ``safeclf predict``, use
+    """The pipeline in ``path`` (a str or a Path).
+
+    A model saved by another scikit-learn or safeclf version is refused
+    (:func:`check_versions`) unless ``allow_version_mismatch`` (None: refused unless a CLI
+    command was given ``--allow-version-mismatch``). Every object the file describes is
+    checked against :data:`safeclf.store.trust.TRUSTED_TYPES` before anything is built; any
+    other file, or one that is not a pipeline ending in an estimator, is refused with one
+    line. To score raw rows with the encoding and checks of ``safeclf predict``, use
     :func:`safeclf.load_model`."""
     import skops.io as sio
     from sklearn.pipeline import Pipeline
