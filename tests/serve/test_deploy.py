@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from audited_model import SPEC as AUDITED_SPEC
 from group_data import two_groups
 
 
@@ -198,20 +199,8 @@ def test_deploy_asks_which_parameter_point_of_a_grid(imputed_run, tmp_path, cli)
     assert record["params"] == {"C": 1.0} and record["job"] == job
 
 
-CERTIFIED = """
-name: cert
-seeds: 3
-datasets:
-  - dataset: csv
-    params: {path: data.csv, target: y, group: sex, privileged: M}
-    preprocess: standardize
-methods:
-  - method: ramp
-    params: {constraints: [{rate: fairness_ratio, kappa: 0.8}], lam: 0.01}
-    certify: {delta: 0.05, fraction: 0.3}
-    save_model: true
-metrics: [error, fairness_ratio]
-"""
+# the certified ramp run that the audit and load_model tests deploy (tests/audited_model.py)
+CERTIFIED = AUDITED_SPEC
 
 
 def test_deploy_copies_a_certified_model_and_says_why(tmp_path, cli):
