@@ -87,20 +87,19 @@ def print_outcome(console, outcome) -> None:
     if outcome.expectations:
         from rich.text import Text
 
-        from safeclf.report.expect import source_line
+        from safeclf.report.expect import met_line, source_line
 
         table = _table("Expectations", ["expectation", "group", "measured", "condition", "source",
                                         "verdict"])
         for v in outcome.expectations:
-            style = "green" if v["verdict"] == "pass" else "bold red"
+            style = {"pass": "green", "deviation": "yellow"}.get(v["verdict"], "bold red")
             measured = "nan" if v["measured"] != v["measured"] else f"{v['measured']:.4g}"
             verdict = Text(v["verdict"], style=style) + Text(f" ({v['why']})" if v["why"] else "")
             source = v["source"] + (f" ({v['source_where']})" if v.get("source_where") else "")
             table.add_row(*_cells(v["expectation"], v["group"], measured, v["condition"], source),
                           verdict)
         console.print(table)
-        met = sum(v["verdict"] == "pass" for v in outcome.expectations)
-        console.print(f"expectations met: {met}/{len(outcome.expectations)}")
+        console.print(met_line(outcome.expectations))
         console.print(source_line(outcome.expectations))
     console.print("run folder:", _cells(str(run_dir))[0])
 

@@ -357,8 +357,9 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
         manifest["mlflow"] = tracking.log_run(opts.mlflow, opts.mlflow_experiment or spec.name,
                                               run_dir, spec, [r.to_record() for r in results])
         run_folder.write_json(run_dir / "manifest.json", manifest)
-    unmet = sum(v["verdict"] != "pass" for v in verdicts)
-    code = 1 if failed or (opts.check and unmet) else 0
+    from safeclf.report.expect import unmet
+
+    code = 1 if failed or (opts.check and unmet(verdicts)) else 0
     return Outcome(run_dir, jobs, results, failed, verdicts, code, shown(spec.metrics), table,
                    spec)
 

@@ -26,7 +26,7 @@ from safeclf._utils.paths import inside
 _VERDICTS = {"holds": "good", "pass": "good", "ok": "good", "violated": "bad", "FAIL": "bad",
              "failed": "bad", "inconclusive": "warn", "no solution": "muted",
              "no_solution": "muted", "no promise": "muted", "not checked": "muted",
-             "degenerate": "bad"}
+             "degenerate": "bad", "deviation": "warn"}
 
 _CSS = """
 :root{--fg:#1f2328;--muted:#656d76;--line:#d0d7de;--bg2:#f6f8fa;--accent:#0969da;
@@ -305,13 +305,17 @@ def render(run) -> str:
     failed = int((run.metrics["status"] == "failed").sum()) if not run.metrics.empty else 0
     checked = run.promises[run.promises["kind"] != "none"] if not run.promises.empty else run.promises
     holds = int((checked["verdict"] == "holds").sum()) if not checked.empty else 0
-    met = int((run.expectations["verdict"] == "pass").sum()) if not run.expectations.empty else 0
+    verdicts = run.expectations["verdict"] if not run.expectations.empty else []
+    met = int((verdicts == "pass").sum()) if len(verdicts) else 0
+    deviations = int((verdicts == "deviation").sum()) if len(verdicts) else 0
     degenerate = _degenerate(run.metrics)
     cards = [("jobs ok", f"{ok}/{len(run.metrics)}"), ("failed", str(failed)),
              *([("degenerate models", str(len(degenerate)))] if len(degenerate) else []),
              ("promises holding", f"{holds}/{len(checked)}" if len(checked) else "none made"),
              ("expectations met", f"{met}/{len(run.expectations)}" if len(run.expectations)
-              else "none stated"), ("seeds", str(len(m.get("seeds") or run.spec.get("seeds") or [])))]
+              else "none stated"),
+             *([("stated deviations", str(deviations))] if deviations else []),
+             ("seeds", str(len(m.get("seeds") or run.spec.get("seeds") or [])))]
     cards_html = "".join(f"<div class='card'><b>{escape(v)}</b><span>{escape(k)}</span></div>"
                          for k, v in cards)
     failures = run.metrics[run.metrics["status"] == "failed"] if failed else None

@@ -216,6 +216,11 @@ class Expectation(_Strict):
     compare: Literal["within", "at_most", "at_least"] = "within"
     note: str | None = None
     source: Source | None = None
+    #: A stated known deviation: why our figure is expected to miss the cited one. The check
+    #: still runs and is reported (verdict ``deviation`` when it misses, ``pass`` when it
+    #: holds); a miss does not fail ``--check``. Only a cited figure (paper, figure, report)
+    #: can deviate: a project choice or an invariant that fails is a failure.
+    deviation: str | None = Field(None, min_length=20)
 
     @field_validator("source", mode="before")
     @classmethod
@@ -239,6 +244,11 @@ class Expectation(_Strict):
             raise ValueError("has a 'figure' source (a value read off a plot): give it as "
                              "'paper' with a two-sided 'tolerance' (compare: within) that "
                              "covers the reading")
+        if self.deviation is not None and (self.source is None
+                                           or self.source.kind not in CITED_KINDS):
+            raise ValueError("states a 'deviation': only a cited figure can deviate (source "
+                             f"{', '.join(CITED_KINDS)}); a project choice or an invariant "
+                             "that does not hold is a failure")
         return self
 
     @property
