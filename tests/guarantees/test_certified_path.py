@@ -137,3 +137,40 @@ def test_a_band_gets_levels_across_it_and_none_outside(kappa, levels):
     assert max(len(r) for r in by_ref.values()) == levels
     for ratios in by_ref.values():
         assert min(ratios) >= kappa - 0.02 and max(ratios) <= 1 / kappa + 0.02
+
+
+def _two_group_part(n=4000, seed=0):
+    rng = np.random.default_rng(seed)
+    g = rng.choice(np.array(["F", "M"]), n, p=[0.35, 0.65])
+    y = rng.random(n) < np.where(g == "F", 0.15, 0.3)
+    return Part(rng.normal(size=n) + 1.5 * y, y, {"groups": g})
+
+
+def test_resampled_shocks_are_standard_and_shared_by_rules_that_count_the_same_rows():
+    from safeclf.guarantees.certify.path import resampled_shocks
+
+    promises = band()
+    cand = _two_group_part()
+    near = [Rule(0.0), Rule(0.0 + 1e-9), Rule(1.5)]
+    z = resampled_shocks(promises, cand, near, None, draws=300)
+    prot = z[(repr(promises[0].quantity), 0)]
+    assert prot.shape == (3, 300)
+    assert 0.8 < prot[0].std() < 1.2 and abs(prot[0].mean()) < 0.2
+    np.testing.assert_allclose(prot[0], prot[1])  # the same rows: the same shock
+    assert np.corrcoef(prot[0], prot[2])[0, 1] < 0.95  # other rows: partly independent
+
+
+def test_the_refined_path_is_expected_to_return_no_worse_than_the_front():
+    from safeclf.guarantees.certify.path import expected_error, refine_path
+
+    rng = np.random.default_rng(3)
+    # 60 rules; passes correlated within blocks of 10 (rules counting nearly the same rows)
+    base = rng.random((6, 500))
+    passes = np.repeat(base, 10, axis=0) < np.linspace(0.99, 0.3, 60)[:, None]
+    passes ^= rng.random(passes.shape) < 0.03
+    err = np.linspace(0.3, 0.15, 60) + rng.normal(0, 0.005, 60)
+    prob = passes.mean(axis=1)
+    front = _front(prob, err)
+    path = refine_path(passes, err, front, list(range(60)))
+    assert expected_error(passes, err, path) <= expected_error(passes, err, front)
+    assert len(set(path)) == len(path)
