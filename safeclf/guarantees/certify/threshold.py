@@ -76,10 +76,7 @@ from safeclf.guarantees.certify.path import (  # noqa: F401  (tests and callers 
     _grid,
     _rho_range,
     _threshold_for_rate,
-    refine_path,
-    pass_draws,
     pass_probabilities,
-    resampled_shocks,
 )
 from safeclf.guarantees.group_encoding import blind_columns, drop_columns
 from safeclf.guarantees.promises import Evidence, Promise, rate_evidence
@@ -243,20 +240,6 @@ def _group_rules(promises, cand: Part, grid: np.ndarray, entry: str,
     return list(dict.fromkeys(out))
 
 
-def _pool(rules, usable, prob, errors) -> list[int]:
-    """Positions among ``usable`` of the rules :func:`refine_path` may put in a path: the
-    front of (predicted pass probability, candidate error) among the rules around each
-    reference threshold."""
-    by_ref: dict = {}
-    for j, i in enumerate(usable):
-        by_ref.setdefault(rules[i].threshold, []).append(j)
-    out = []
-    for js in by_ref.values():
-        out += [js[f] for f in _front(prob[[usable[j] for j in js]],
-                                      [errors[usable[j]] for j in js])]
-    return out
-
-
 def _entry_of(rules) -> str | None:
     return next((r.groups for r in rules if r.per_group), None)
 
@@ -333,22 +316,17 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     sizes = predicted_sizes(promises, cand, safe.score.size)
     counts = _counts(promises, cand, rules)
     level = delta  # fixed-sequence testing's; Holm's is δ over the path's length, below
-    shocks = resampled_shocks(promises, cand, rules, _entry_of(rules))
-    passes = pass_draws(promises, counts, sizes, delta, bnd, shocks=shocks)
-    prob = passes.mean(axis=1)
+    prob = pass_probabilities(promises, counts, sizes, delta, bnd)
     # safeclf.guarantees.trivial: rules giving one class to (almost) every candidate row are not tested
     usable = list(range(len(rules))) if allow_degenerate else \
         trivial.path_rules_counted(_n_positive(cand, rules), cand.score.size)
-    err = np.asarray(errors)[usable]
-    front = _front(prob[usable], err)
-    order = [usable[j] for j in refine_path(passes[usable], err, front,
-                                            _pool(rules, usable, prob, errors))]
+    order = [usable[j] for j in _front(prob[usable], [errors[i] for i in usable])]
     if not order:
         return None, {"how": "threshold", "delta": delta, "reason": trivial.NO_PATH}
 
     if test == "holm":
         level = delta / len(order)
-        prob = pass_probabilities(promises, counts, sizes, level, bnd, shocks=shocks)
+        prob = pass_probabilities(promises, counts, sizes, level, bnd)
     record = {"how": "threshold", "bound": bnd.name, "approximate": bnd.approximate,
               "test": test, "delta": delta, "n_candidate": int(cand.score.size),
               "n_safety": int(safe.score.size), "rules": len(rules), "path": len(order),
