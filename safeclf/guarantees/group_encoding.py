@@ -57,34 +57,93 @@ def find(X, groups) -> GroupEncoding | None:
     """The columns of ``X`` that encode ``groups`` (see the module docstring), or None.
     Indicator columns are recognised whatever their two values (a standardised one-hot
     column is still one)."""
-    groups = np.asarray(groups).astype(str)
-    names = np.unique(groups)
+    names, codes = _codes(groups)
     Xc = X.tocsc() if sp.issparse(X) else np.asarray(X)
     indicators = {}  # group -> (column, value on its rows, value elsewhere)
     most = max(names.size, 2)  # more distinct values than this: neither kind of column
     for j in range(X.shape[1]):
-        col = _dense(Xc, [j]).ravel()
-        if np.unique(col[:PREFIX]).size > most:  # a prefix says it without sorting all rows
+        col = _column(Xc, j)
+        prefix = np.unique(col[:PREFIX])
+        if prefix.size > most:  # a prefix says it without sorting all rows
             continue
-        values = np.unique(col)
-        if values.size == names.size:
-            members = [np.unique(groups[col == v]) for v in values]
-            if all(m.size == 1 for m in members):
-                return GroupEncoding((j,), {_key([v]): str(m[0]) for v, m in zip(values, members)})
+        values, at, hit = _values(col, prefix)
+        if values.size not in (names.size, 2):
+            continue
+        owner, whole = _owners(at, hit, values.size, codes, names.size)
+        if values.size == names.size and np.all(owner >= 0):
+            return GroupEncoding((j,), {_key([v]): str(names[o]) for v, o in zip(values, owner)})
         if values.size == 2:
-            for on, off in (values, values[::-1]):
-                owner = np.unique(groups[col == on])
-                if owner.size == 1 and owner[0] not in indicators \
-                        and np.all(col[groups == owner[0]] == on):
-                    indicators[owner[0]] = (j, float(on), float(off))
+            for on, off in ((0, 1), (1, 0)):
+                o = owner[on]
+                if o >= 0 and str(names[o]) not in indicators and whole[on]:
+                    indicators[str(names[o])] = (j, float(values[on]), float(values[off]))
                     break
     if indicators and len(indicators) >= names.size - 1:
-        used = [g for g in names if g in indicators]
+        used = [str(g) for g in names if str(g) in indicators]
         columns = tuple(indicators[g][0] for g in used)
         lookup = {_key([indicators[h][1] if h == g else indicators[h][2] for h in used]): str(g)
                   for g in names}
         return GroupEncoding(columns, lookup)
     return None
+
+
+def _codes(groups):
+    from safeclf.guarantees.groups import codes
+
+    return codes(groups)
+
+
+def _column(Xc, j: int) -> np.ndarray:
+    """Column ``j`` as floats (a view of a dense float array: no copy for a column that the
+    first rows already rule out)."""
+    if sp.issparse(Xc):
+        return _dense(Xc, [j]).ravel()
+    return np.asarray(Xc[:, j], dtype=float)
+
+
+def _values(col, prefix):
+    """(``np.unique(col)``, each row's position among those values, whether it holds it: a
+    NaN holds none, as ``col == nan`` says), given ``prefix``, the distinct values of its
+    first rows: those, when every row holds one of them (no sort of the rows)."""
+    if prefix.size and not np.isnan(prefix).any():
+        at, hit = _positions(col, prefix)
+        if hit.all():
+            return prefix, at, hit
+    values = np.unique(col)
+    return (values, *_positions(col, values))
+
+
+def _positions(col, values):
+    if values.size <= 8:  # among a few values: by comparisons
+        at = np.zeros(col.shape, dtype=np.intp)
+        for v in values[:-1]:
+            at += col > v
+    else:
+        at = np.minimum(np.searchsorted(values, col), max(values.size - 1, 0))
+    return at, (values[at] == col if values.size else np.zeros(col.shape, bool))
+
+
+def _owners(at, hit, n_values: int, codes, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each of ``n_values`` values (rows at positions ``at`` hold one where ``hit``,
+    :func:`_values`): the one group (its code among ``k``) whose rows hold it, -1 where no
+    row or rows of several groups hold it; and whether every row of that group holds it."""
+    keys = at * k + codes if hit.all() else at[hit] * k + codes[hit]
+    if n_values * k <= keys.size:  # a table of (value, group) row counts
+        count = np.bincount(keys, minlength=n_values * k)
+        pairs = np.flatnonzero(count)
+        count = count[pairs]
+    else:
+        pairs, count = np.unique(keys, return_counts=True)
+    value, group = pairs // k, pairs % k
+    n_groups = np.bincount(value, minlength=n_values)
+    owner = np.full(n_values, -1)
+    owner[value] = group  # the right one wherever a single group holds the value
+    owner[n_groups != 1] = -1
+    rows = np.zeros(n_values, dtype=np.int64)
+    rows[value] = count
+    sizes = np.bincount(codes, minlength=k)
+    whole = (owner >= 0) & (rows == sizes[np.maximum(owner, 0)])
+    return owner, whole
 
 
 @dataclass(frozen=True)
@@ -126,23 +185,17 @@ def encoding_columns(X, groups) -> tuple[int, ...]:
     the groups, or an indicator of one group (its rows take one value that no other row
     takes). A group-blind rule leaves all of them out (two one-hot columns of a two-valued
     attribute each encode it alone)."""
-    groups = np.asarray(groups).astype(str)
-    names = np.unique(groups)
+    names, codes = _codes(groups)
     Xc = X.tocsc() if sp.issparse(X) else np.asarray(X)
     out = []
     for j in range(X.shape[1]):
-        col = _dense(Xc, [j]).ravel()
+        col = _column(Xc, j)
         values = np.unique(col)
         if values.size < 2:
             continue
-        owners = [np.unique(groups[col == v]) for v in values]
-        if values.size == names.size and all(o.size == 1 for o in owners):
+        owner, whole = _owners(*_positions(col, values), values.size, codes, names.size)
+        if (values.size == names.size and np.all(owner >= 0)) or whole.any():
             out.append(j)
-            continue
-        for v, o in zip(values, owners):
-            if o.size == 1 and np.all(col[groups == o[0]] == v):
-                out.append(j)
-                break
     return tuple(out)
 
 

@@ -361,26 +361,78 @@ def rate_evidence(q: Quantity, y_pos, pred_pos, rows, within=None) -> Evidence:
     raise ValueError(f"quantity {q.kind!r} needs its plugin's promise_evidence")
 
 
-def evidence_terms(q: Quantity, y_pos, rows) -> tuple[tuple[float, np.ndarray], ...]:
+def evidence_terms(q: Quantity, y_pos, rows, memo: dict | None = None
+                   ) -> tuple[tuple[float, np.ndarray], ...]:
     """The four counts of :func:`rate_evidence` (k, n, k₂, n₂; zeros where it gives None) as
     functions of boolean predictions p: each (c₀, c) with count = c₀ + c · p (every row's
     share depends on its own prediction only, so two evaluations, at p = 0 and p = 1, give
-    them)."""
+    them).
+
+    ``memo``: a dict kept across calls on the same ``y_pos`` and ``rows``. A comparison's two
+    sides are then computed once per group, counted rows and event, and the same arrays
+    returned to every quantity that shares them (the k(k − 1) ordered pairs of a
+    ``worst_pair`` comparison of k groups share k sides)."""
     y_pos = np.asarray(y_pos, bool)
     if q.kind == "rate":
         zero = (0.0, np.zeros(y_pos.shape[0]))
         return (*rate_terms(q, y_pos, rows), zero, zero)
-    if q.kind in GROUP_KINDS:
-        prot, priv = _pair(q, y_pos, rows)
-        a, b = event_coefficients(q, y_pos, rows)  # event_values at p = 0 and p = 1
-        ev0, ev1 = a > 0.5, a + b > 0.5
-        out = []
-        for side in (prot, priv):
-            k0 = ev0 & side
-            out += [(float(k0.sum()), (ev1 & side).astype(float) - k0),
-                    (float(side.sum()), np.zeros(y_pos.shape[0]))]
-        return tuple(out)
-    raise ValueError(f"quantity {q.kind!r} needs its plugin's promise_evidence")
+    if q.kind not in GROUP_KINDS:
+        raise ValueError(f"quantity {q.kind!r} needs its plugin's promise_evidence")
+    if q.predicted is not None:
+        raise ValueError("a comparison of groups is of rates on fixed rows, not among the "
+                         "predicted rows")
+    from safeclf.guarantees import groups as G
+
+    memo = {} if memo is None else memo
+
+    def once(key, make):
+        if key not in memo:
+            memo[key] = make()
+        return memo[key]
+
+    def events():  # the event at p = 0 and at p = 1 (event_values there)
+        a, b = event_coefficients(q, y_pos, rows)
+        return a > 0.5, a + b > 0.5
+
+    def group(name):  # the rows of one group (pair_masks' g == name, read off the codes)
+        names, codes = group_codes(rows, q.groups, memo)
+        at = int(np.searchsorted(names, name))
+        return codes == at if at < names.size and names[at] == name else \
+            np.zeros(codes.shape, bool)
+
+    counted = ("counted", repr(q.subset), q.label)
+    event = ("event", q.event, q.baseline)
+    base = once(counted, lambda: counted_rows(q, y_pos, rows))
+    ev0, ev1 = once(event, events)
+
+    priv_key = ("group", q.groups, G.label(q.privileged))
+    prot_key = ("group", q.groups, G.label(q.protected)) if q.protected is not None else \
+        ("not", q.groups, G.label(q.privileged))
+    priv = once(priv_key, lambda: group(G.label(q.privileged)))
+    prot = once(prot_key, lambda: ~priv if q.protected is None else
+                group(G.label(q.protected)))
+    zeros = once(("zeros",), lambda: np.zeros(y_pos.shape[0]))
+
+    def side_terms(mask):
+        side = mask & base
+        k0 = ev0 & side
+        return ((float(k0.sum()), (ev1 & side).astype(float) - k0), (float(side.sum()), zeros))
+
+    out = ()
+    for key, mask in ((prot_key, prot), (priv_key, priv)):
+        out += once(("terms", counted, event, key), lambda m=mask: side_terms(m))
+    return out
+
+
+def group_codes(rows, entry: str, memo: dict) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`safeclf.guarantees.groups.codes` of the rows entry ``entry``, computed once per
+    ``memo`` (:func:`evidence_terms`'s)."""
+    from safeclf.guarantees.groups import codes
+
+    key = ("codes", entry)
+    if key not in memo:
+        memo[key] = codes(rows[entry])
+    return memo[key]
 
 
 def sizes(q: Quantity, y_pos, rows) -> Evidence:

@@ -190,3 +190,155 @@ def test_the_top_class_of_booleans_is_counted_as_np_unique_gives_it():
             got = trivial.top_class(pred)
             assert got == (values[i], float(counts[i] / counts.sum()))
             assert type(got[0]) is type(values[i])
+
+
+# -- random cases against the straightforward computation (issue 37, the million-row path) ------
+def codes_by_sorting(groups):
+    return np.unique(np.asarray(groups).astype(str), return_inverse=True)
+
+
+def find_by_strings(X, groups):
+    """group_encoding.find as it was: np.unique over the group labels of each column value."""
+    from safeclf.guarantees.group_encoding import GroupEncoding, _key
+
+    groups = np.asarray(groups).astype(str)
+    names = np.unique(groups)
+    indicators = {}
+    for j in range(X.shape[1]):
+        col = np.asarray(X[:, j], dtype=float)
+        if np.unique(col[:1000]).size > max(names.size, 2):
+            continue
+        values = np.unique(col)
+        if values.size == names.size:
+            members = [np.unique(groups[col == v]) for v in values]
+            if all(m.size == 1 for m in members):
+                return GroupEncoding((j,), {_key([v]): str(m[0]) for v, m in zip(values, members)})
+        if values.size == 2:
+            for on, off in (values, values[::-1]):
+                owner = np.unique(groups[col == on])
+                if owner.size == 1 and owner[0] not in indicators \
+                        and np.all(col[groups == owner[0]] == on):
+                    indicators[owner[0]] = (j, float(on), float(off))
+                    break
+    if indicators and len(indicators) >= names.size - 1:
+        used = [g for g in names if g in indicators]
+        lookup = {_key([indicators[h][1] if h == g else indicators[h][2] for h in used]): str(g)
+                  for g in names}
+        return GroupEncoding(tuple(indicators[g][0] for g in used), lookup)
+    return None
+
+
+def encoding_columns_by_strings(X, groups):
+    groups = np.asarray(groups).astype(str)
+    names = np.unique(groups)
+    out = []
+    for j in range(X.shape[1]):
+        col = np.asarray(X[:, j], dtype=float)
+        values = np.unique(col)
+        if values.size < 2:
+            continue
+        owners = [np.unique(groups[col == v]) for v in values]
+        if values.size == names.size and all(o.size == 1 for o in owners):
+            out.append(j)
+            continue
+        if any(o.size == 1 and np.all(col[groups == o[0]] == v) for v, o in zip(values, owners)):
+            out.append(j)
+    return tuple(out)
+
+
+def random_table(rng, n, nan=True):
+    """Groups (2-5, one of them possibly tiny), labels, a score with or without ties, and
+    features: the score's inputs, the groups one-hot or label-encoded (or not at all), a
+    0/1 column unrelated to the groups, sometimes a NaN."""
+    k = int(rng.integers(2, 6))
+    names = np.array(["a", "b", "c", "Other", "10"])[:k]
+    share = rng.dirichlet(np.ones(k) * 2)
+    g = rng.choice(names, size=n, p=share)
+    if rng.random() < 0.25:  # a tiny group: 1-3 rows
+        g[g == names[-1]] = names[0]
+        g[rng.choice(n, size=int(rng.integers(1, 4)), replace=False)] = names[-1]
+    base = rng.uniform(0.2, 0.5, size=k)
+    y = rng.random(n) < base[np.searchsorted(names, g, sorter=np.argsort(names))]
+    x = rng.normal(size=(n, 2)) + np.outer(y, [1.0, 0.5])
+    how = rng.integers(0, 4)  # one-hot, label-encoded, one-hot, not among the features
+    enc = ((g[:, None] == names).astype(float) if how == 0 else
+           np.searchsorted(np.sort(names), g)[:, None].astype(float) if how == 1 else
+           (g[:, None] == names[1:]).astype(float) if how == 2 else np.zeros((n, 0)))
+    X = np.c_[x, enc, rng.random(n) < 0.5]
+    if nan and rng.random() < 0.2:
+        X[rng.integers(0, n), -1] = np.nan
+    if rng.random() < 0.5:  # ties: a coarse first feature
+        X[:, 0] = np.round(X[:, 0] * 2) / 2
+    return X, y.astype(int), g
+
+
+PROMISE_KINDS = [
+    [{"rate": "fairness_ratio", "min": 0.8, "compare": "worst_pair"}],
+    [{"rate": "fairness_ratio", "min": 0.7}],
+    [{"rate": "fairness_ratio", "min": 0.8, "max": 1.25}],
+    [{"rate": "fairness_difference", "max": 0.15}],
+    [{"rate": "equal_opportunity", "kappa": 0.7}],
+    [{"rate": "fpr", "max": 0.2}],
+    [{"rate": "precision", "min": 0.4}, {"rate": "recall", "min": 0.5}],
+]
+
+
+def test_group_codes_and_encodings_are_those_of_the_reference():
+    from safeclf.guarantees import group_encoding as GE
+    from safeclf.guarantees.groups import codes
+
+    rng = np.random.default_rng(11)
+    for trial in range(150):
+        X, _, g = random_table(rng, int(rng.integers(5, 400)))
+        for labels in (g, np.searchsorted(np.unique(g), g), g.astype(object)):
+            names, at = codes(labels)
+            ref = codes_by_sorting(labels)
+            np.testing.assert_array_equal(names, ref[0])
+            np.testing.assert_array_equal(at, ref[1])
+        got, ref = GE.find(X, g), find_by_strings(X, g)
+        assert (got is None) == (ref is None), trial
+        if got is not None:
+            assert (got.columns, got.lookup) == (ref.columns, ref.lookup), trial
+        assert GE.encoding_columns(X, g) == encoding_columns_by_strings(X, g), trial
+
+
+def test_random_certificates_are_those_of_the_reference(monkeypatch):
+    """The whole post-hoc certification (CertifiedClassifier around a logistic regression)
+    against the straightforward computation: every rule counted row by row, groups by
+    np.unique, the encoding by comparing labels: the same rule, thresholds, p-values, record
+    (equality, not approximate), on random tables of 2-5 groups (tiny ones, ties in the
+    scores) under one- and two-sided promises of several rates, both tests."""
+    from sklearn.linear_model import LogisticRegression
+
+    from safeclf.guarantees import group_encoding as GE
+    from safeclf.guarantees import groups as G
+
+    certified_any, per_group = 0, 0
+    for case in range(2 * len(PROMISE_KINDS)):
+        rng = np.random.default_rng(100 + case)
+        X, y, g = random_table(rng, int(rng.integers(800, 3000)), nan=False)
+        params = dict(promises=PROMISE_KINDS[case % len(PROMISE_KINDS)], delta=0.1,
+                      fraction=float(rng.choice([0.3, 0.5])),
+                      test=["fixed_sequence", "holm"][case % 2], random_state=case)
+
+        def fit(p=params, X=X, y=y, g=g):
+            return certified.CertifiedClassifier(LogisticRegression(), **p).fit(X, y, groups=g)
+
+        fast = fit()
+        with monkeypatch.context() as m:
+            by_rows(m)
+            m.setattr(G, "codes", codes_by_sorting)
+            m.setattr(GE, "find", find_by_strings)
+            m.setattr(GE, "encoding_columns", encoding_columns_by_strings)
+            slow = fit()
+        assert fast.rule_ == slow.rule_, case
+        assert fast.certificate_ == slow.certificate_, case
+        assert fast.reads_group_ == slow.reads_group_, case
+        enc = [None if e is None else (e.columns, e.lookup)
+               for e in (fast.group_encoding_, slow.group_encoding_)]
+        assert enc[0] == enc[1], case
+        if fast.rule_ is not None:
+            np.testing.assert_array_equal(fast.predict(X), slow.predict(X))
+            certified_any += 1
+            per_group += bool(fast.rule_.per_group)
+    assert certified_any >= 4 and per_group >= 1  # the comparison covered certified rules

@@ -19,7 +19,7 @@ def terms(part, q) -> tuple[tuple[float, np.ndarray], ...]:
     cache = part.__dict__.setdefault("_terms", {})
     key = repr(q)
     if key not in cache:
-        cache[key] = evidence_terms(q, part.y_pos, part.rows)
+        cache[key] = evidence_terms(q, part.y_pos, part.rows, part.memo())
     return cache[key]
 
 
@@ -51,11 +51,13 @@ class SortedPart:
         else:
             self.names, codes = np.array([""]), np.zeros(n, dtype=int)
         # by group, then by score descending: a group's rows above a threshold are a prefix
-        # (ties in any order: the prefix is the set of rows above, whatever their order)
+        # (ties in any order: the prefix is the set of rows above, whatever their order, and
+        # the counts are sums of integers, exact in any order; so no stable sort, at twice
+        # the cost)
         members = [np.flatnonzero(codes == g) for g in range(len(self.names))]
         self.ascending = []
         for g, rows in enumerate(members):
-            up = np.argsort(part.score[rows], kind="stable")
+            up = np.argsort(part.score[rows])
             self.ascending.append(part.score[rows[up]])
             members[g] = rows[up[::-1]]
         self.order = np.concatenate(members) if members else np.zeros(0, dtype=int)
@@ -95,13 +97,18 @@ class SortedPart:
         return out
 
     def counts(self, promises, positives: np.ndarray) -> list[tuple[np.ndarray, ...]]:
-        """Per promise, the arrays (k, n, k₂, n₂) of its counts under each rule."""
-        out = []
-        for p in promises:
-            out.append(tuple(np.rint(c0 + (self.total(c[self.order], positives) if c.any()
-                                           else np.zeros(positives.shape[0])))
-                             for c0, c in terms(self.part, p.quantity)))
-        return out
+        """Per promise, the arrays (k, n, k₂, n₂) of its counts under each rule (a
+        coefficient array shared by several promises, :func:`terms`, summed once)."""
+        totals: dict = {}  # id of a coefficient array -> (the array, its totals)
+
+        def total(c):
+            if id(c) not in totals:
+                totals[id(c)] = (c, self.total(c[self.order], positives) if c.any()
+                                 else np.zeros(positives.shape[0]))
+            return totals[id(c)][1]
+
+        return [tuple(np.rint(c0 + total(c)) for c0, c in terms(self.part, p.quantity))
+                for p in promises]
 
     def errors(self, positives: np.ndarray) -> np.ndarray:
         """Each rule's count of rows whose prediction is not their label."""

@@ -80,7 +80,7 @@ from safeclf.guarantees.certify.path import (  # noqa: F401  (tests and callers 
     with_fallback,
 )
 from safeclf.guarantees.group_encoding import blind_columns, drop_columns
-from safeclf.guarantees.promises import Evidence, Promise, rate_evidence
+from safeclf.guarantees.promises import Evidence, Promise, group_codes, rate_evidence
 
 #: Quantity kinds certification can decide from counts.
 CERTIFIABLE = ("rate", "ratio", "difference")
@@ -117,12 +117,12 @@ class Part:
     def codes(self, entry: str) -> tuple[np.ndarray, np.ndarray]:
         """(group names as text, each row's position among them) of the rows entry
         ``entry``, computed once per part (every rule of a search reads them)."""
-        cache = self.__dict__.setdefault("_codes", {})
-        if entry not in cache:
-            g = np.asarray(self.rows[entry])
-            cache[entry] = np.unique(g if g.dtype.kind == "U" else g.astype(str),
-                                     return_inverse=True)
-        return cache[entry]
+        return group_codes(self.rows, entry, self.memo())
+
+    def memo(self) -> dict:
+        """What is computed once per part (group codes, count terms: :func:`group_codes`,
+        :func:`~safeclf.guarantees.promises.evidence_terms`)."""
+        return self.__dict__.setdefault("_memo", {})
 
     def sorted(self, entry: str | None) -> SortedPart:
         """The rows sorted by score within each group of ``entry`` (None: all rows one group),
@@ -629,8 +629,7 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                               n_thresholds=self.n_thresholds,
                               allow_degenerate=bool(self.allow_degenerate))
         self.rule_ = rule
-        self.reads_group_ = self.reads_group(X_cand, {k: _take(v, cand) for k, v
-                                                      in rows.items()}, entry)
+        self.reads_group_ = self.reads_group(X_cand, parts[0].rows, entry)
         record["reads_group"] = self.reads_group_
         self.certificate_ = record
         self.promises_ = certified_promises(promises, self.delta, record)
@@ -688,4 +687,8 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
 
 def _rows(X, idx):
+    """Rows ``idx`` of X (an array: by ``np.take``, the same values as ``X[idx]`` at a third of
+    its cost on a million rows)."""
+    if isinstance(X, np.ndarray):
+        return np.take(X, idx, axis=0)
     return X[idx] if not hasattr(X, "iloc") else X.iloc[idx]
