@@ -149,7 +149,6 @@ def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=
     import joblib
 
     from safeclf.execution.job import run_recorded
-
     from safeclf.store.records import JOURNAL, journal_line
 
     log_path, sums_path = run_dir / "run.log", run_dir / JOURNAL
@@ -209,7 +208,7 @@ def _close_quietly(file) -> None:
 def finish(spec: Spec, jobs: list[Job], run_dir: Path, n_jobs: int | None = None,
            written: dict[str, str] | None = None):
     """Read every job's record back (from ``written``, the texts :func:`execute` wrote, where
-    it holds them), write the tables, plots and expectations; returns the records, the
+    it holds them; each is removed from ``written`` once parsed), write the tables, plots and expectations; returns the records, the
     metrics table, the plots that could not be drawn, and the verdicts. With ``n_jobs`` (the
     run's local loky workers) the figures are drawn in those workers while this process
     writes the tables."""
@@ -220,7 +219,7 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path, n_jobs: int | None = None
     written = written or {}
     results, records = [], []  # the records as stored serve the promises and by-group tables
     for j in jobs:
-        record = (json.loads(written[j.id]) if j.id in written
+        record = (json.loads(written.pop(j.id)) if j.id in written  # each text freed once read
                   else run_folder.read_record(run_folder.result_path(run_dir, j.id)))
         if (r := JobResult.from_record(record)) is not None:
             results.append(r)
@@ -355,6 +354,8 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
             execute(spec, pending, run_dir, opts, tick, written)
     with _resumable(run_dir):
         t1 = time.perf_counter()
+        # the digests first: finish lets go of each record's text once it has parsed it
+        digests = run_folder.record_digests(run_dir, [j.id for j in jobs], written)
         results, table, plot_problems, verdicts = finish(
             spec, jobs, run_dir, opts.jobs if opts.backend == "loky" else None, written)
         failed = sum(r.failed for r in results)
@@ -362,8 +363,7 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
         seconds.update(jobs=round(t1 - t0, 4), tables=round(t2 - t1, 4))
         manifest.update(end=time.strftime("%Y-%m-%dT%H:%M:%S%z"), ok=len(results) - failed,
                         failed=failed, skipped_on_resume=len(done), plot_problems=plot_problems,
-                        records=run_folder.record_digests(run_dir, [j.id for j in jobs],
-                                                          written))
+                        records=digests)
         run_folder.write_json(run_dir / "manifest.json", manifest)
         from safeclf.report import html as report
 

@@ -84,7 +84,7 @@ def _files(folder: Path) -> dict[str, os.DirEntry]:
 
 
 def run_records(run_dir: Path, manifest: dict, what: str, final: bool = True,
-                fix: str = "") -> dict[str, bytes]:
+                fix: str = "", error: type[Exception] = SpecError) -> dict[str, bytes]:
     """``{job id: record bytes}`` of every record in ``results/``, each one its run listed.
 
     Parameters
@@ -99,6 +99,9 @@ def run_records(run_dir: Path, manifest: dict, what: str, final: bool = True,
         ``True``: only the manifest's final ``records`` count (a finished run's readers).
         ``False`` (``--resume``): the manifest's and :data:`JOURNAL`'s, any digest listed for
         the job.
+    error : type
+        The exception raised (``verify`` and ``deploy`` raise
+        :class:`~safeclf.errors.CertificateError`).
     fix : str
         The other way out, ending each refusal (``"start a new run"``: ``remove it, or start
         a new run``).
@@ -122,12 +125,12 @@ def run_records(run_dir: Path, manifest: dict, what: str, final: bool = True,
     recorded = manifest.get("records")
     if recorded is not None and not (isinstance(recorded, dict) and all(
             isinstance(k, str) and isinstance(v, str) for k, v in recorded.items())):
-        raise SpecError(f"{what} '{run_dir}': its manifest's records are not a list of SHA-256 "
-                        f"(damaged or edited){'; ' + fix if fix else ''}")
+        raise error(f"{what} '{run_dir}': its manifest's records are not a list of SHA-256 "
+                    f"(damaged or edited){'; ' + fix if fix else ''}")
     if final and recorded is None:
-        raise SpecError(f"{what} '{run_dir}': its manifest lists no records (an unfinished run, a "
-                        "run made by an earlier safeclf, or an edited manifest); finish it with "
-                        "--resume first")
+        raise error(f"{what} '{run_dir}': its manifest lists no records (an unfinished run, a "
+                    "run made by an earlier safeclf, or an edited manifest); finish it with "
+                    "--resume first")
     listed: dict[str, set[str]] = {k: {v} for k, v in (recorded or {}).items()}
     if not final:
         for job_id, digests in journal(run_dir, what).items():
@@ -138,27 +141,111 @@ def run_records(run_dir: Path, manifest: dict, what: str, final: bool = True,
         name = f"results/{entry.name}"
         if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
             kind = "a symlink" if entry.is_symlink() else "not a regular file"
-            raise SpecError(f"{what} record '{name}' is {kind}; a run writes its records as "
-                            f"files: remove it{tail}")
+            raise error(f"{what} record '{name}' is {kind}; a run writes its records as "
+                        f"files: remove it{tail}")
         if job_id not in listed:
-            raise SpecError(f"{what} record '{name}' is not one the run wrote (its manifest "
-                            f"lists no such record): remove it{tail}")
+            where = "the run's manifest" + ("" if final else f" or {JOURNAL}")
+            raise error(f"{what} record '{name}' is not listed in {where} (not one the run "
+                        f"wrote): remove it{tail}")
         try:
             with open(inside(run_dir, "results", entry.name, what=what), "rb") as fh:
                 if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                     raise OSError(0, "not a regular file")
                 raw = fh.read()
         except OSError as exc:
-            raise SpecError(f"{what} record '{name}' cannot be read: "
-                            f"{exc.strerror or exc}; remove it{tail}") from None
+            raise error(f"{what} record '{name}' cannot be read: "
+                        f"{exc.strerror or exc}; remove it{tail}") from None
         if text_sha256(raw) not in listed[job_id]:
             again = " to run that job again" if not final else ""
-            raise SpecError(f"{what} record '{name}' differs from the SHA-256 the run listed for "
-                            f"it (edited or swapped after the run wrote it): remove it{again}"
-                            f"{tail}")
+            raise error(f"{what} record '{name}' differs from the SHA-256 the run listed for "
+                        f"it (edited or swapped after the run wrote it): remove it{again}"
+                        f"{tail}")
         out[job_id] = raw
     gone = sorted(set(listed) - set(out))
     if gone:
-        raise SpecError(f"{what} record 'results/{gone[0]}.json', which the run wrote and listed, "
-                        f"is missing (removed after the run): restore it{tail}")
+        raise error(f"{what} record 'results/{gone[0]}.json', which the run wrote and listed, "
+                    f"is missing (removed after the run): restore it{tail}")
     return out
+
+
+def listed_record(run_dir: Path, manifest: dict, job: str, what: str = "--job:",
+                  error: type[Exception] = SpecError) -> dict:
+    """The record of ``job`` if the manifest's final ``records`` list it and the file is the
+    one listed (SHA-256); read once, inside the folder. Other records are not read: one
+    dropped into ``results/`` by someone else is ignored by a reader of one job (``verify``
+    and ``deploy``, which read them all, refuse it: :func:`run_records`)."""
+    import json
+
+    from safeclf._utils.paths import inside, plain_name
+    from safeclf.store.folder import text_sha256
+
+    plain_name(job, run_dir, what)
+    recorded = manifest.get("records")
+    if not keeps_digests(manifest) or not isinstance(recorded, dict):
+        raise error(f"{what} '{run_dir}': its manifest lists no records (an unfinished run, a run "
+                    "made by an earlier safeclf, or an edited manifest), so no job's files can "
+                    f"be checked; give the model file itself (models/{job}.skops) to use it "
+                    "anyway")
+    if job not in recorded:
+        raise error(f"{what} job '{job}' is not one the run's manifest lists "
+                    f"({len(recorded)} job(s) listed)")
+    name = f"results/{job}.json"
+    file = inside(run_dir, "results", f"{job}.json", what=what)
+    try:
+        if not file.is_file() or file.is_symlink():
+            raise OSError(0, "missing, a symlink or not a regular file")
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise error(f"{what} record '{name}' listed in the run's manifest cannot be read "
+                    f"({exc.strerror or exc})") from None
+    if text_sha256(raw) != recorded[job]:
+        raise error(f"{what} record '{name}' differs from the SHA-256 the run's manifest lists "
+                    "for it (edited or swapped after the run)")
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        record = None
+    if not isinstance(record, dict) or record.get("id") != job:
+        raise error(f"{what} record '{name}' is not the record of job '{job}'")
+    return record
+
+
+def listed_model(run_dir: Path, manifest: dict, job: str,
+                 what: str = "--job:") -> tuple[Path, Path]:
+    """``models/<job>.skops`` and ``models/<job>.json`` of a finished run folder (whose
+    ``manifest`` is given: :func:`safeclf.store.read.read_manifest`), only when
+    they are the files the job's manifest-listed record (:func:`listed_record`) names by
+    SHA-256 (its ``model`` entry): a model or metadata file swapped, edited (feature names
+    reordered) or dropped in for a job the manifest does not list is refused with one line,
+    never loaded. A job with no saved model is a :class:`SpecError` saying so."""
+    from safeclf.store.models import model_paths
+
+    path, meta_path = model_paths(run_dir, job, what)
+    record = listed_record(run_dir, manifest, job, what)
+    if not path.is_file() and not record.get("model"):
+        raise SpecError(f"{what} no saved model for job '{job}' in '{run_dir}' (set save_models: "
+                        "true in the spec)")
+    check_model_files(record, path, meta_path, what)
+    return path, meta_path
+
+
+def check_model_files(record: dict, path: Path, meta_path: Path, what: str,
+                      error: type[Exception] = SpecError) -> None:
+    """Raise ``error`` unless the model file ``path`` and its metadata ``meta_path`` are the
+    files whose SHA-256 the job's ``record`` lists (its ``model`` entry)."""
+    from safeclf.store.models import sha256_of
+
+    job = record.get("id")
+    digests = record.get("model")
+    if not isinstance(digests, dict):
+        raise error(f"{what} the record of job '{job}' lists no SHA-256 of its model files "
+                    "(the job saved no model, or the run was made by an earlier safeclf); give "
+                    f"the model file itself (models/{job}.skops) to use it anyway")
+    for file, key in ((path, "skops"), (meta_path, "json")):
+        if not file.is_file():
+            raise error(f"{what} 'models/{file.name}' of job '{job}' is missing (removed after "
+                        "the run)")
+        if sha256_of(file) != digests.get(key):
+            raise error(f"{what} 'models/{file.name}' is not the file job '{job}' saved (its "
+                        "SHA-256 differs from the one its record lists: edited or swapped after "
+                        "the run)")

@@ -51,7 +51,7 @@ EDITS = [
                     f.run / "results" / f"{f.lr}.json"), "edited or swapped")[1]),
     ("record-added-foreign-name", lambda f: (
         shutil.copy(f.run / "results" / f"{f.lr}.json", f.run / "results" / "forged.json"),
-        "'results/forged.json' is not one the run wrote")[1]),
+        "'results/forged.json' is not listed in the run's manifest or records.sha256")[1]),
     ("record-removed", lambda f: ((f.run / "results" / f"{f.lr}.json").unlink(),
                                   f"results/{f.lr}.json', which the run wrote and listed, "
                                   "is missing")[1]),
@@ -67,13 +67,12 @@ EDITS = [
     ("spec-edited", lambda f: (f.edit_spec("kappa: 0.8", "kappa: 0.9"),
                                "spec.yaml' is not the spec its manifest lists")[1]),
     ("interrupted-record-added-for-a-pending-job", lambda f: (
-        _forged_record(f, _interrupted(f), f.lr), "is not one the run wrote")[1]),
+        _forged_record(f, _interrupted(f), f.lr), "(not one the run wrote)")[1]),
     ("interrupted-record-edited", lambda f: (
         _interrupted(f), f.edit_record(f.lr, _threshold_claims, relist=False),
         "differs from the SHA-256")[2]),
     ("interrupted-journal-line-removed", lambda f: (
-        _interrupted(f), _unjournal(f, f.lr), f"results/{f.lr}.json' is not one the run "
-                                              "wrote")[2]),
+        _interrupted(f), _unjournal(f, f.lr), f"results/{f.lr}.json' is not listed")[2]),
     ("interrupted-record-removed", lambda f: (
         _interrupted(f), (f.run / "results" / f"{f.lr}.json").unlink(), "is missing")[2]),
     ("interrupted-journal-not-utf8", lambda f: (
