@@ -208,8 +208,9 @@ def _close_quietly(file) -> None:
 def finish(spec: Spec, jobs: list[Job], run_dir: Path, n_jobs: int | None = None,
            written: dict[str, str] | None = None):
     """Read every job's record back (from ``written``, the texts :func:`execute` wrote, where
-    it holds them; each is removed from ``written`` once parsed), write the tables, plots and expectations; returns the records, the
-    metrics table, the plots that could not be drawn, and the verdicts. With ``n_jobs`` (the
+    it holds them; each is removed from ``written`` once parsed), write the tables, plots and
+    expectations; returns the records, the metrics table, the plots that could not be drawn,
+    and the verdicts. With ``n_jobs`` (the
     run's local loky workers) the figures are drawn in those workers while this process
     writes the tables."""
     from safeclf.report import by_group, expect
