@@ -26,7 +26,8 @@ is missed:
 
 Beside each κ's ratio: ramp's time over one unconstrained LIBLINEAR logistic-regression fit on
 the same rows (median of the same repeats, interleaved with them), the floor a constrained fit
-cannot beat, with its target (≤ 3, issue 37; measured 5.6–8.0 in CPU time at load 11, see
+cannot beat, with its target (≤ 3, issue 37; measured 5.6–8.0 in CPU time at load 11, and
+5.2–7.8 in wall time at load 9–13 after round four's changes to the inner solver, see
 benchmarks/NOTES.md, "ramp against LIBLINEAR"); and EG's
 time with one BLAS thread (as ramp runs, ``safeclf._utils.blas``) and ramp's ratio against that: EG
 calls BLAS on 32,561 × 105 matrices hundreds of times, and OpenBLAS's threads on a shared

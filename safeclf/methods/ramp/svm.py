@@ -120,7 +120,9 @@ def _dcd_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_stat
             break
         if polish:
             kept = (state.alpha_pos.copy(), state.alpha_neg.copy(), z.copy())
-            if _working_set_polish(X, c_pos, c_neg, s, state, u, z):
+            # ũ(α): the returned ũ may be a mean of epochs' (dcd._solve), the set's part of
+            # ũ is taken out of ũ(α)
+            if _working_set_polish(X, c_pos, c_neg, s, state, state.u, z):
                 u2, z2, p2, d2, _ = dcd_solve(X, c_pos, c_neg, s, state, target, 0)
                 if p2 - d2 < primal - dual:
                     u, z, primal, dual = u2, z2, p2, d2
