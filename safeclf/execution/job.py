@@ -215,6 +215,7 @@ def _save_model(path, est, task: Task, dentry: dict, job: dict, result: JobResul
         est, task, dentry, job, how, result.promises, result.certification))
     if isinstance((result.certification or {}).get(KEY), dict):
         result.certification[KEY]["model_sha256"] = digest
+    result.model = {"skops": digest, "json": models.sha256_of(Path(path).with_suffix(".json"))}
 
 
 def _with_identity(record: dict, dentry: dict, mentry: dict, job: dict) -> dict:

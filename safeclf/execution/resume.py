@@ -83,3 +83,33 @@ def check_same_data(manifest: dict[str, Any], run_dir: Path, allow: bool) -> lis
                         "the data the finished ones saw. Start a new run, or pass "
                         "--allow-changed-data to finish this one on the new data")
     return changes
+
+
+def reusable_records(run_dir: Path, manifest: dict[str, Any]) -> dict[str, str] | None:
+    """``{job id: record text}`` of the records ``--resume`` may reuse: ``spec.yaml`` must be
+    the spec the manifest lists (SHA-256) and every record in ``results/`` one the run listed
+    (:func:`safeclf.store.records.run_records`, ``final=False``); else a :class:`SpecError`
+    naming the file and the fix, before anything is written. ``None`` for a folder written by
+    a safeclf that kept no digests (nothing to check against: its records are read as before).
+    """
+    from safeclf._utils.paths import inside
+    from safeclf.store.folder import text_sha256
+    from safeclf.store.records import keeps_digests, run_records
+
+    if not keeps_digests(manifest):
+        return None
+    spec_file = inside(run_dir, "spec.yaml", what="--resume:")
+    if text_sha256(spec_file.read_bytes()) != manifest["spec_sha256"]:
+        raise SpecError(f"--resume: '{spec_file}' is not the spec its manifest lists (SHA-256 "
+                        "differs): the stored spec was edited after the run; start a new run "
+                        "(nothing was written)")
+    raw = run_records(run_dir, manifest, "--resume:", final=False,
+                      fix="start a new run (nothing was written)")
+    out = {}
+    for job_id, data in raw.items():
+        try:
+            out[job_id] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise SpecError(f"--resume: record 'results/{job_id}.json' is not UTF-8 text; "
+                            "remove it to run that job again") from None
+    return out

@@ -149,14 +149,18 @@ def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=
     import joblib
 
     from safeclf.execution.job import run_recorded
+    from safeclf.store.records import JOURNAL, journal_line
 
-    log_path = run_dir / "run.log"
-    try:
-        log = log_path.open("a", encoding="utf-8")
-    except OSError as exc:
-        raise run_folder.WriteError.at(log_path, exc) from exc
+    log_path, sums_path = run_dir / "run.log", run_dir / JOURNAL
     with contextlib.ExitStack() as stack:
-        stack.callback(_close_quietly, log)  # a full disk's error is already on its way
+        try:
+            log = log_path.open("a", encoding="utf-8")
+            stack.callback(_close_quietly, log)  # a full disk's error is already on its way
+            sums = sums_path.open("a", encoding="utf-8")
+            stack.callback(_close_quietly, sums)
+        except OSError as exc:
+            raise run_folder.WriteError.at(
+                sums_path if log_path.exists() else log_path, exc) from exc
         # a unit is one job, or the grid points of a path (methods[i].path), in one worker
         units = [payloads(spec, unit, run_dir) for unit in path_units(spec, jobs)]
         stream = joblib.Parallel(return_as="generator_unordered")(
@@ -166,6 +170,11 @@ def execute(spec: Spec, jobs: list[Job], run_dir: Path, opts: Options, progress=
             run_folder.atomic_write(run_folder.result_path(run_dir, result.id), text)
             if written is not None:
                 written[result.id] = text
+            try:  # listed as written, so --resume can tell it from a record put there later
+                sums.write(journal_line(result.id, run_folder.text_sha256(text)))
+                sums.flush()
+            except OSError as exc:
+                raise run_folder.WriteError.at(sums_path, exc) from exc
             line = (f"{time.strftime('%H:%M:%S')} {result.status.value:6s} {result.id} "
                     f"{result.dataset} {result.method} {result.params} seed={result.seed}")
             if result.error:
@@ -199,8 +208,9 @@ def _close_quietly(file) -> None:
 def finish(spec: Spec, jobs: list[Job], run_dir: Path, n_jobs: int | None = None,
            written: dict[str, str] | None = None):
     """Read every job's record back (from ``written``, the texts :func:`execute` wrote, where
-    it holds them), write the tables, plots and expectations; returns the records, the
-    metrics table, the plots that could not be drawn, and the verdicts. With ``n_jobs`` (the
+    it holds them; each is removed from ``written`` once parsed), write the tables, plots and
+    expectations; returns the records, the metrics table, the plots that could not be drawn,
+    and the verdicts. With ``n_jobs`` (the
     run's local loky workers) the figures are drawn in those workers while this process
     writes the tables."""
     from safeclf.report import by_group, expect
@@ -210,7 +220,7 @@ def finish(spec: Spec, jobs: list[Job], run_dir: Path, n_jobs: int | None = None
     written = written or {}
     results, records = [], []  # the records as stored serve the promises and by-group tables
     for j in jobs:
-        record = (json.loads(written[j.id]) if j.id in written
+        record = (json.loads(written.pop(j.id)) if j.id in written  # each text freed once read
                   else run_folder.read_record(run_folder.result_path(run_dir, j.id)))
         if (r := JobResult.from_record(record)) is not None:
             results.append(r)
@@ -287,6 +297,13 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
     run_options.check(opts)
     _check_paths(spec_path, opts)
     spec, stored = resolve(spec_path, opts)
+    reusable = None
+    if opts.resume is not None:  # only records the run listed are reused (else refused)
+        from safeclf.execution.resume import reusable_records
+        from safeclf.store.read import read_manifest
+
+        reusable = reusable_records(Path(opts.resume), read_manifest(
+            Path(opts.resume), where=f"--resume: '{opts.resume}'"))
     jobs = expand(spec)
     preflight(spec)
     if opts.dry_run:
@@ -323,10 +340,13 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
                         **run_folder.environment(registry.distributions(
                             [m.method for m in spec.methods], [d.dataset for d in spec.datasets]))}
             run_dir = run_folder.start_run(Path(opts.out), spec.name, spec.resolved(), manifest)
-        done = {j.id for j in jobs if opts.resume is not None  # a new folder holds no record
-                and (r := run_folder.read_result(run_folder.result_path(run_dir, j.id))) and r.finished}
-        pending = [j for j in jobs if j.id not in done]
         written: dict[str, str] = {}
+        done = _done(jobs, run_dir, reusable) if opts.resume is not None else set()
+        if reusable is not None:  # checked texts: finish and the digests read no file again
+            written.update((job_id, reusable[job_id]) for job_id in done)
+        elif opts.resume is not None:  # an earlier safeclf's folder: nothing to check against
+            manifest["resumed"][-1]["records_checked"] = False
+        pending = [j for j in jobs if j.id not in done]
         # where this session's wall time went (the resumed entry's, on --resume)
         seconds = (manifest["resumed"][-1] if opts.resume is not None else manifest) \
             .setdefault("seconds", {})
@@ -335,6 +355,8 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
             execute(spec, pending, run_dir, opts, tick, written)
     with _resumable(run_dir):
         t1 = time.perf_counter()
+        # the digests first: finish lets go of each record's text once it has parsed it
+        digests = run_folder.record_digests(run_dir, [j.id for j in jobs], written)
         results, table, plot_problems, verdicts = finish(
             spec, jobs, run_dir, opts.jobs if opts.backend == "loky" else None, written)
         failed = sum(r.failed for r in results)
@@ -342,8 +364,7 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
         seconds.update(jobs=round(t1 - t0, 4), tables=round(t2 - t1, 4))
         manifest.update(end=time.strftime("%Y-%m-%dT%H:%M:%S%z"), ok=len(results) - failed,
                         failed=failed, skipped_on_resume=len(done), plot_problems=plot_problems,
-                        records=run_folder.record_digests(run_dir, [j.id for j in jobs],
-                                                          written))
+                        records=digests)
         run_folder.write_json(run_dir / "manifest.json", manifest)
         from safeclf.report import html as report
 
@@ -362,6 +383,26 @@ def run(spec_path: str | Path | None, opts: Options, console=None) -> Outcome:
     code = 1 if failed or (opts.check and unmet(verdicts)) else 0
     return Outcome(run_dir, jobs, results, failed, verdicts, code, shown(spec.metrics), table,
                    spec)
+
+
+def _done(jobs: list[Job], run_dir: Path, reusable: dict[str, str] | None) -> set[str]:
+    """The ids of ``jobs`` whose record is complete and finished: from ``reusable`` (the texts
+    :func:`safeclf.execution.resume.reusable_records` checked), or, for a folder that lists no
+    digests (``None``), read from ``results/``."""
+    if reusable is None:
+        return {j.id for j in jobs
+                if (r := run_folder.read_result(run_folder.result_path(run_dir, j.id)))
+                and r.finished}
+    done = set()
+    for j in jobs:
+        if j.id in reusable:
+            try:
+                r = JobResult.from_record(json.loads(reusable[j.id]))
+            except ValueError:
+                r = None
+            if r is not None and r.finished:
+                done.add(j.id)
+    return done
 
 
 def shown(metrics) -> list[str]:

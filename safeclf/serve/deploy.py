@@ -295,16 +295,20 @@ def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record,
                         "spec again with save_model: true on the method")
     chosen = saved[0]
     record["degenerate"] = _degenerate(rows, chosen, allow_degenerate)
-    path, meta_path = models.model_paths(run_dir, chosen, "metrics.csv: job")
-    meta = models.read_meta(meta_path)
     from safeclf.serve.verify import certified_payloads, verify_job
+    from safeclf.store.records import listed_model
 
     spec, manifest, records = listed
+    path, meta_path = models.model_paths(run_dir, chosen, "metrics.csv: job")
     payload = certified_payloads(spec, run_dir).get(chosen)
     if payload is None:
         raise SpecError(f"deploy: job '{chosen}' is not a certified job of the run's spec")
     # the certificate re-checks on the stated data before anything is written
     verify_job(run_dir, payload, records[chosen], manifest, "deploy:")
+    # and its files are the ones its manifest-listed record names (feature names in the
+    # metadata, which the certificate does not cover, swapped or reordered: refused)
+    listed_model(run_dir, manifest, chosen, "deploy:")
+    meta = models.read_meta(meta_path)
     models.load(path)  # checked as predict checks it before it is copied
     seed = int(solved.loc[solved["job"] == chosen, "seed"].iloc[0])
     cert = meta.get("certificate") or {}

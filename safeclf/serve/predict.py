@@ -34,7 +34,12 @@ def _check_model_matches(pipeline, meta: dict[str, Any], path: Path) -> None:
 
 def model_files(folder: Path, job: str | None) -> tuple[Path, Path]:
     """The model and metadata files of ``job`` in run folder ``folder``, or, without a job, of
-    the deployed model in ``folder`` (written by ``safeclf deploy``)."""
+    the deployed model in ``folder`` (written by ``safeclf deploy``).
+
+    A run folder's files are taken only through the job's record as the manifest lists it
+    (:func:`safeclf.store.records.listed_model`): a job the manifest does not list (a model
+    dropped into ``models/`` by someone else) is refused, as is a model or metadata file whose
+    SHA-256 is not the one the record names; other records are not read (ignored)."""
     from safeclf._utils.paths import inside
 
     folder = Path(folder)
@@ -47,14 +52,21 @@ def model_files(folder: Path, job: str | None) -> tuple[Path, Path]:
         raise SpecError(f"'{folder}' holds no deployed model ({DEPLOYED}); give --job, the job "
                         "of a model saved in a run folder, or a folder written by safeclf "
                         "deploy" + (f" (saved: {', '.join(saved[:8])})" if saved else ""))
+    from safeclf.store.read import read_manifest
+    from safeclf.store.records import listed_model
+
     path, meta_path = model_paths(folder, job)
     if not path.is_file():
-        saved = sorted(p.stem for p in inside(folder, "models").glob("*.skops")) \
-            if inside(folder, "models").is_dir() else []
+        listed = read_manifest(folder, required=False).get("records") \
+            if folder.is_dir() else None
+        listed = listed if isinstance(listed, dict) else {}
+        saved = sorted(p.stem for p in inside(folder, "models").glob("*.skops")
+                       if p.stem in listed) if inside(folder, "models").is_dir() else []
         raise SpecError(f"--job: no saved model for job '{job}' in '{folder}'"
                         + (f" (saved: {', '.join(saved[:8])})" if saved else
                            " (the run saved no models; set save_models: true)"))
-    return path, meta_path
+    manifest = read_manifest(folder, where=f"'{folder}'")
+    return listed_model(folder, manifest, job)  # the files the job's listed record names
 
 
 def model_source(path: Path, job: str | None) -> tuple[Path, Path]:

@@ -107,12 +107,14 @@ def listed_run(run_dir: Path, what: str = "verify:"):
     """``(spec, manifest, records)`` of a run folder whose spec and records are the ones its
     manifest lists (SHA-256), each file read inside the folder; ``records`` maps job id to the
     record. Refuses (:class:`CertificateError`) a spec or record the manifest does not list
-    or lists with another SHA-256."""
+    or lists with another SHA-256 (:func:`safeclf.store.records.run_records`: a record file
+    dropped into ``results/`` is refused, never read)."""
     from safeclf._utils.paths import inside
     from safeclf.spec.check import parse
     from safeclf.spec.yaml import parse_yaml
     from safeclf.store.folder import text_sha256
     from safeclf.store.read import read_manifest
+    from safeclf.store.records import run_records
 
     manifest = read_manifest(run_dir, where=f"{what} '{run_dir}'")
     spec_file = inside(run_dir, "spec.yaml", what=what)
@@ -129,29 +131,12 @@ def listed_run(run_dir: Path, what: str = "verify:"):
         spec = parse(parse_yaml(data.decode("utf-8"), "spec.yaml"))
     except (SpecError, UnicodeDecodeError) as exc:
         raise SpecError(f"{what} '{spec_file}' is not a spec this safeclf reads: {exc}") from None
-    listed = manifest.get("records")
-    if not isinstance(listed, dict):
-        _refuse(f"{what} '{run_dir}': its manifest lists no records (an unfinished run, a run "
-                "made by an earlier safeclf, or an edited manifest)")
-    folder = inside(run_dir, "results", what=what)
     records = {}
-    for file in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        job_id = file.name[:-len(".json")]
-        if job_id not in listed:
-            _refuse(f"{what} record 'results/{file.name}' is not listed in the run's manifest "
-                    "(added after the run)")
-        raw = inside(run_dir, "results", file.name, what=what).read_bytes()
-        if text_sha256(raw) != listed[job_id]:
-            _refuse(f"{what} record 'results/{file.name}' differs from the SHA-256 the run's "
-                    "manifest lists for it (edited after the run)")
+    for job_id, raw in run_records(run_dir, manifest, what, error=CertificateError).items():
         try:
             records[job_id] = json.loads(raw)
         except ValueError:
-            _refuse(f"{what} record 'results/{file.name}' is not JSON")
-    gone = sorted(set(listed) - set(records))
-    if gone:
-        _refuse(f"{what} record 'results/{gone[0]}.json' listed in the run's manifest is "
-                "missing")
+            _refuse(f"{what} record 'results/{job_id}.json' is not JSON")
     from safeclf.spec.expand import expand
 
     ids = {j.id for j in expand(spec)}

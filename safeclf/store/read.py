@@ -89,16 +89,18 @@ class RunFolder:
 
     def model(self, job: str):
         """The fitted pipeline (preprocessing and estimator) saved for ``job``, checked as
-        ``safeclf predict`` checks it. The run must have been made with ``save_models: true``.
+        ``safeclf predict`` checks it: only a job the manifest lists, whose model files are
+        the ones its record names (:func:`safeclf.store.records.listed_model`). The run must
+        have been made with ``save_models: true``.
         """
         from safeclf.store import models
+        from safeclf.store.records import listed_model
 
         path, meta_path = models.model_paths(self.path, job)
         if not path.is_file():
-            from safeclf.errors import SpecError
-
             raise SpecError(f"no saved model for job '{job}' in '{self.path}' "
                             "(set save_models: true in the spec)")
+        path, meta_path = listed_model(self.path, self.manifest, job, "model:")
         models.read_meta(meta_path)
         return models.load(path)
 

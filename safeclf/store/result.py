@@ -89,6 +89,11 @@ class JobResult:
     degenerate_reason : str or None
         Why the model is degenerate on the test rows (:mod:`safeclf.guarantees.trivial`), in words; None
         when it is not (or there is no model).
+    model : dict or None
+        When the job saved its model: the SHA-256 of ``models/<id>.skops`` and of
+        ``models/<id>.json`` (``{"skops": ..., "json": ...}``), so the files read back are
+        the ones this record, listed in the manifest, was written with
+        (:func:`safeclf.store.records.listed_model`).
     """
 
     id: str
@@ -114,6 +119,7 @@ class JobResult:
     by_group: list[dict] = field(default_factory=list)
     traceback: str | None = None
     degenerate_reason: str | None = None
+    model: dict[str, str] | None = None
 
     @property
     def ok(self) -> bool:
@@ -137,7 +143,8 @@ class JobResult:
         before changing it."""
         record = {f.name: getattr(self, f.name) for f in fields(self)}
         record["status"] = self.status.value
-        for key in ("traceback", "certification", "degenerate_reason", "compile_seconds"):
+        for key in ("traceback", "certification", "degenerate_reason", "compile_seconds",
+                    "model"):
             if record[key] is None:
                 del record[key]
         return record

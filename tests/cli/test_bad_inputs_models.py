@@ -10,6 +10,7 @@ import zipfile
 
 import numpy as np
 import pytest
+from listed_folder import listed
 
 sio = pytest.importorskip("skops.io")
 
@@ -38,7 +39,7 @@ def good(tmp_path):
 
 
 def _predict(cli, tmp_path, run, *flags):
-    return cli("predict", run, "--job", "j", "--data", tmp_path / "new.csv",
+    return cli("predict", listed(run), "--job", "j", "--data", tmp_path / "new.csv",
                "--out", tmp_path / "out.csv", *flags)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from interrupted import as_interrupted
 from test_bad_inputs import BASE
 
 CATALOGUE_SPEC = BASE.replace("seeds: 1", "seeds: 2") + "  - method: logreg\n"
@@ -632,8 +633,7 @@ def test_full_disk_before_the_first_job_leaves_no_run_folder(name, after, cli, t
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names open files through /proc")
 def test_full_disk_when_resume_starts_keeps_the_run(cli, tmp_path, monkeypatch, runs):
     run = _copy(runs["good"], tmp_path)
-    for p in sorted((run / "results").iterdir())[:2]:  # an unfinished run: two records lost
-        p.unlink()
+    as_interrupted(run, sorted((run / "results").iterdir())[:2])  # two jobs left to run
     (run / "metrics.csv").unlink()
     before = _snapshot(run)
     with monkeypatch.context() as full:

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from interrupted import as_interrupted
 
 from safeclf.errors import SpecError
 from safeclf.spec.check import check, load_spec, parse
@@ -109,7 +110,7 @@ def test_a_path_reports_what_separate_jobs_report(write_spec, tmp_path):
     second = next(p for p in (path_dir / "results").glob("*.json")
                   if json.loads(p.read_text())["params"]["kappa"] == 0.9)
     kept = {p.name: p.read_text() for p in (path_dir / "results").glob("*.json") if p != second}
-    second.unlink()
+    as_interrupted(path_dir, [second])
     resumed = _run(write_spec, tmp_path, "path", "path: kappa", resume=path_dir)
     assert resumed == path_dir and second.is_file()
     assert {p.name: p.read_text() for p in (path_dir / "results").glob("*.json")

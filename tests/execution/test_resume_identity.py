@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from interrupted import as_interrupted
 
 CSV = "a,b,y\n" + "".join(f"{i % 7},{(i * 3) % 11},{int(i % 7 > 3)}\n" for i in range(60))
 
@@ -33,7 +34,7 @@ def half_run(tmp_path, cli):
     run_dir = next((tmp_path / "runs").iterdir())
     records = sorted((run_dir / "results").iterdir())
     assert len(records) == 2
-    records[1].unlink()
+    as_interrupted(run_dir, records[1:])
     return run_dir
 
 

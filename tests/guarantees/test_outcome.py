@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from listed_folder import listed
 
 from safeclf.datasets.tabular import load_csv
 from safeclf.errors import DataError
@@ -240,7 +241,7 @@ def test_predict_writes_the_original_label_values(both_ways):
     (old / "models" / f"{job}.json").write_text(json.dumps(
         {k: v for k, v in meta.items() if k != "outcome"}))
     out_old = tmp / "pred_old.csv"
-    assert cli("predict", old, "--job", job, "--data", tmp / "loans.csv",
+    assert cli("predict", listed(old, job), "--job", job, "--data", tmp / "loans.csv",
                "--out", out_old).exit_code == 0
     pred_old = pd.read_csv(out_old)
     assert set(pred_old["prediction"]) == {0, 1}

@@ -13,6 +13,7 @@ import zipfile
 import hostile_payloads as hp
 import numpy as np
 import pytest
+from listed_folder import listed
 
 sio = pytest.importorskip("skops.io")
 
@@ -50,7 +51,7 @@ def good(tmp_path):
 
 
 def _predict(cli, tmp_path, run):
-    return cli("predict", run, "--job", "j", "--data", tmp_path / "new.csv",
+    return cli("predict", listed(run), "--job", "j", "--data", tmp_path / "new.csv",
                "--out", tmp_path / "out.csv")
 
 
@@ -316,7 +317,7 @@ def test_predict_names_the_bad_row_and_column(case, good, tmp_path, cli, marker)
 @pytest.mark.parametrize("kind", ["folder", "fifo", "loop", "device", "missing"])
 def test_predict_data_that_is_not_a_file(kind, good, tmp_path, cli, marker):
     data = tmp_path / "absent.csv" if kind == "missing" else _special(tmp_path, kind)
-    result = cli("predict", good["run"], "--job", "j", "--data", data, "--out",
+    result = cli("predict", listed(good["run"]), "--job", "j", "--data", data, "--out",
                  tmp_path / "out.csv")
     what = {"folder": "is a folder", "fifo": "FIFO", "loop": "symlink loop",
             "device": "character device", "missing": "does not exist"}[kind]
@@ -333,7 +334,7 @@ def test_predict_out_that_cannot_be_written(kind, good, tmp_path, cli, marker):
         out = tmp_path / "a-file" / "out.csv"
     else:
         out = _special(tmp_path, kind)
-    result = cli("predict", good["run"], "--job", "j", "--data", tmp_path / "new.csv",
+    result = cli("predict", listed(good["run"]), "--job", "j", "--data", tmp_path / "new.csv",
                  "--out", out)
     _refused(result, tmp_path, marker, "--out")
     if kind == "parent-a-file":
