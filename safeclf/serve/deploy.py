@@ -53,6 +53,8 @@ class Deployed:
     record: dict[str, Any]
     #: whether ``safeclf predict`` reads new rows for it (a ``csv`` dataset's model)
     predictable: bool = True
+    #: a certified model's certificate as re-checked before the copy (``safeclf verify``'s line)
+    rechecked: str | None = None
 
 
 def _choose(names: list[str], given: str | None, flag: str, what: str, whose: str = "") -> str:
@@ -193,7 +195,7 @@ def deploy(run_dir: Path, method: str | None, out: Path, dataset: str | None = N
                                    (spec, manifest, records))
         else:
             done = _refit(spec, d, m, rows, job, stage, record)
-    return Deployed(out / DEPLOYED, done.record, done.predictable)
+    return Deployed(out / DEPLOYED, done.record, done.predictable, done.rechecked)
 
 
 @contextmanager
@@ -304,7 +306,7 @@ def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record,
     if payload is None:
         raise SpecError(f"deploy: job '{chosen}' is not a certified job of the run's spec")
     # the certificate re-checks on the stated data before anything is written
-    verify_job(run_dir, payload, records[chosen], manifest, "deploy:")
+    verified = verify_job(run_dir, payload, records[chosen], manifest, "deploy:")
     models.load(path)  # checked as predict checks it before it is copied
     seed = int(solved.loc[solved["job"] == chosen, "seed"].iloc[0])
     cert = meta.get("certificate") or {}
@@ -315,7 +317,8 @@ def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record,
     meta["deployment"] = record
     atomic_write((out / DEPLOYED).with_suffix(".json"),
                  json.dumps(meta, indent=2, default=str) + "\n")
-    return Deployed(out / DEPLOYED, record, meta["dataset"].get("dataset") == "csv")
+    return Deployed(out / DEPLOYED, record, meta["dataset"].get("dataset") == "csv",
+                    verified.line())
 
 
 def _reads_group_unknown(cert: dict) -> str:
