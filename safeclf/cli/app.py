@@ -302,7 +302,8 @@ def deploy(
         r = done.record
         how = ("refitted on all rows" + "".join(f", {k} {v}" for k, v in r["rows"].items())
                if r["refit"] else f"not refitted: {r['why']}")
-        typer.echo(f"{r['method']} on {r['dataset']} (job {r['job']}, seed {r['seed']}): {how}")
+        seed = f"seed {r['seed']}" + (f", {r['chosen_by']}" if r.get("chosen_by") else "")
+        typer.echo(f"{r['method']} on {r['dataset']} (job {r['job']}, {seed}): {how}")
         typer.echo(f"decision reads the group: {r['reads_group']}")
         if done.rechecked:
             typer.echo(f"re-checked before copying: {done.rechecked}")

@@ -14,7 +14,9 @@ A run fits one model per seed on a part of the rows, to measure; a lender deploy
   a model no test has seen: the certificate would be void. The deployed model is the run's own
   certified model, copied from ``models/<job>.skops`` (the run must have saved it): by default
   the job of the lowest seed that found a solution (a choice that does not look at test
-  results), or ``--job``.
+  results, but does look at which seeds passed their safety test: the chosen model's promise
+  is covered at 1 − k·δ for k seeds, a union bound; ``chosen_by`` in the record says how
+  many there were), or ``--job``.
 
 A model the run flagged **degenerate** (:mod:`safeclf.guarantees.trivial`: it gives one class to almost
 every test row, or is not better than the majority-class rule beyond noise; metrics.csv's
@@ -310,7 +312,10 @@ def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record,
     models.load(path)  # checked as predict checks it before it is copied
     seed = int(solved.loc[solved["job"] == chosen, "seed"].iloc[0])
     cert = meta.get("certificate") or {}
-    record.update(job=chosen, seed=seed, refit=False, why=NO_REFIT, certificate=cert or None,
+    chosen_by = ("named with --job" if job is not None else
+                 f"the lowest seed among the {len(solved)} of {len(rows)} jobs that found a model")
+    record.update(job=chosen, seed=seed, chosen_by=chosen_by, refit=False, why=NO_REFIT,
+                  certificate=cert or None,
                   reads_group=cert.get("reads_group") or _reads_group_unknown(cert))
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / DEPLOYED, path.read_bytes())
