@@ -85,6 +85,32 @@ def test_the_path_runs_from_the_surest_rule_and_every_step_is_more_accurate():
         assert any(prob[j] >= prob[i] and err[j] <= err[i] for j in path)
 
 
+def test_among_equally_sure_rules_the_widest_margin_is_tested_first():
+    """Near 1 the predicted probability saturates (and the candidate rates are in-sample,
+    so optimistic): the path's first rule, the most accurate of the 'sure' ones, may fail on
+    the held-back rows. The rule with the widest margin among them (the surest at a stricter
+    level) goes in front, so that a failure of the first does not end with nothing."""
+    from safeclf.guarantees.certify.path import with_fallback
+
+    promises = declared.promises([{"rate": "fpr", "max": 0.1}], np.zeros(100, bool), {})
+    n = 20000
+    fpr = np.array([0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.07])  # safest first
+    err = np.array([0.30, 0.27, 0.24, 0.22, 0.20, 0.19, 0.18])
+    counts = [(np.round(fpr * n), np.full(7, float(n)), np.zeros(7), np.zeros(7))]
+    sizes = [Evidence(0, 300)]
+    prob = pass_probabilities(promises, counts, sizes, 0.05, BND)
+    assert prob[:5].min() == 1.0 and prob[5] < 1.0  # the first five look equally sure
+    order = _front(prob, list(err))
+    assert order[0] == 4  # the most accurate of the sure ones
+    path = with_fallback(order, list(range(7)), prob, list(err), promises, counts, sizes,
+                         0.05, BND)
+    assert path[0] == 0 and path[1:] == order  # the widest margin first, then the path
+    # nothing to add where the first rule is alone in being that sure
+    alone = np.array([1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4])
+    assert with_fallback(_front(alone, list(err)), list(range(7)), alone, list(err),
+                         promises, counts, sizes, 0.05, BND) == _front(alone, list(err))
+
+
 def adult_like(n, rng):
     """Scores and groups where the group F lags: without per-group thresholds the ratio is
     about 0.4."""

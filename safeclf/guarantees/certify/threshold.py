@@ -77,6 +77,7 @@ from safeclf.guarantees.certify.path import (  # noqa: F401  (tests and callers 
     _rho_range,
     _threshold_for_rate,
     pass_probabilities,
+    with_fallback,
 )
 from safeclf.guarantees.group_encoding import blind_columns, drop_columns
 from safeclf.guarantees.promises import Evidence, Promise, rate_evidence
@@ -323,6 +324,8 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     order = [usable[j] for j in _front(prob[usable], [errors[i] for i in usable])]
     if not order:
         return None, {"how": "threshold", "delta": delta, "reason": trivial.NO_PATH}
+    if test == "fixed_sequence":
+        order = with_fallback(order, usable, prob, errors, promises, counts, sizes, delta, bnd)
 
     if test == "holm":
         level = delta / len(order)
