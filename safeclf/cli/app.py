@@ -302,8 +302,11 @@ def deploy(
         r = done.record
         how = ("refitted on all rows" + "".join(f", {k} {v}" for k, v in r["rows"].items())
                if r["refit"] else f"not refitted: {r['why']}")
-        typer.echo(f"{r['method']} on {r['dataset']} (job {r['job']}, seed {r['seed']}): {how}")
+        seed = f"seed {r['seed']}" + (f", {r['chosen_by']}" if r.get("chosen_by") else "")
+        typer.echo(f"{r['method']} on {r['dataset']} (job {r['job']}, {seed}): {how}")
         typer.echo(f"decision reads the group: {r['reads_group']}")
+        if done.rechecked:
+            typer.echo(f"re-checked before copying: {done.rechecked}")
         use = (f"use it with: safeclf predict {out} --data NEW.csv --out PREDICTIONS.csv"
                if done.predictable else "load it in Python with safeclf.store.models.load (safeclf "
                "predict and safeclf.load_model read new rows for models of csv datasets)")

@@ -210,6 +210,13 @@ ALLOW = "certify: {allow_degenerate: true} returns such a rule, flagged"
 #: The note of the promises of a certification that returned no model for this reason.
 NOTHING_PROMISED = ("only a degenerate model kept the promise, so none was returned: nothing "
                     "is promised")
+#: What a no-solution reason of a group-blind certification adds (a promise comparing groups):
+#: one threshold on scores that ignore the group keeps such a promise only where the scores
+#: already treat the groups alike, and the ways out.
+BLIND_NEXT = ("; the rule is group-blind (one threshold for everyone), which keeps a comparison "
+              "of groups only where the model's scores treat them alike: more rows may help, "
+              "or a threshold per group (leave out group_blind; on a csv dataset, "
+              "group_as_feature: true), which reads the group")
 #: The no-solution reason when no rule of a post-hoc family may enter the path.
 NO_PATH = (f"no model: only a trivial rule is left: every decision rule gives one class to "
            f"all but "

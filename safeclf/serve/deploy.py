@@ -13,8 +13,11 @@ A run fits one model per seed on a part of the rows, to measure; a lender deploy
   probability ≥ 1 − δ for the model the safety test passed, and a refit on other rows would be
   a model no test has seen: the certificate would be void. The deployed model is the run's own
   certified model, copied from ``models/<job>.skops`` (the run must have saved it): by default
-  the job of the lowest seed that found a solution (a choice that does not look at test
-  results), or ``--job``.
+  the job of the run's lowest seed, chosen before looking at any outcome — when that job
+  returned no model, deploy refuses rather than take the next seed that passed (picking
+  among the seeds that passed their safety tests covers the chosen model's promise only at
+  1 − k·δ for k seeds, a union bound); or the job named with ``--job`` (named in advance,
+  it keeps 1 − δ). ``chosen_by`` in the record says which.
 
 A model the run flagged **degenerate** (:mod:`safeclf.guarantees.trivial`: it gives one class to almost
 every test row, or is not better than the majority-class rule beyond noise; metrics.csv's
@@ -53,6 +56,8 @@ class Deployed:
     record: dict[str, Any]
     #: whether ``safeclf predict`` reads new rows for it (a ``csv`` dataset's model)
     predictable: bool = True
+    #: a certified model's certificate as re-checked before the copy (``safeclf verify``'s line)
+    rechecked: str | None = None
 
 
 def _choose(names: list[str], given: str | None, flag: str, what: str, whose: str = "") -> str:
@@ -193,7 +198,7 @@ def deploy(run_dir: Path, method: str | None, out: Path, dataset: str | None = N
                                    (spec, manifest, records))
         else:
             done = _refit(spec, d, m, rows, job, stage, record)
-    return Deployed(out / DEPLOYED, done.record, done.predictable)
+    return Deployed(out / DEPLOYED, done.record, done.predictable, done.rechecked)
 
 
 @contextmanager
@@ -287,6 +292,17 @@ def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record,
         raise SpecError(f"no job of method '{record['method']}' found a solution "
                         f"({len(rows)} jobs, none certified); there is no certified model to "
                         "deploy")
+    if job is None:
+        # the first seed's job, whatever it returned: a choice made before any outcome
+        first = rows.sort_values(["seed", "job"]).iloc[0]
+        if first["status"] != "ok":
+            raise SpecError(
+                f"the run's first seed ({int(first['seed'])}, job '{first['job']}') returned no "
+                f"certified model ({first['status']}); deploy does not take the next seed that "
+                f"passed ({len(solved)} of {len(rows)} did): choosing among the seeds that "
+                "passed their safety tests covers the promise only at 1 − k·δ for k seeds. "
+                "Name a job with --job if you chose it in advance, or certify with more rows")
+        solved = solved[solved["job"] == first["job"]]
     saved = [j for j in solved["job"]
              if models.model_paths(run_dir, j, "metrics.csv: job")[0].is_file()]
     if not saved:
@@ -304,7 +320,7 @@ def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record,
     if payload is None:
         raise SpecError(f"deploy: job '{chosen}' is not a certified job of the run's spec")
     # the certificate re-checks on the stated data before anything is written
-    verify_job(run_dir, payload, records[chosen], manifest, "deploy:")
+    verified = verify_job(run_dir, payload, records[chosen], manifest, "deploy:")
     # and its files are the ones its manifest-listed record names (feature names in the
     # metadata, which the certificate does not cover, swapped or reordered: refused)
     listed_model(run_dir, manifest, chosen, "deploy:")
@@ -312,14 +328,18 @@ def _copy_certified(run_dir: Path, rows, job: str | None, out: Path, record,
     models.load(path)  # checked as predict checks it before it is copied
     seed = int(solved.loc[solved["job"] == chosen, "seed"].iloc[0])
     cert = meta.get("certificate") or {}
-    record.update(job=chosen, seed=seed, refit=False, why=NO_REFIT, certificate=cert or None,
+    chosen_by = ("named with --job" if job is not None else
+                 f"the run's first seed, chosen before any outcome ({len(rows)} jobs)")
+    record.update(job=chosen, seed=seed, chosen_by=chosen_by, refit=False, why=NO_REFIT,
+                  certificate=cert or None,
                   reads_group=cert.get("reads_group") or _reads_group_unknown(cert))
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / DEPLOYED, path.read_bytes())
     meta["deployment"] = record
     atomic_write((out / DEPLOYED).with_suffix(".json"),
                  json.dumps(meta, indent=2, default=str) + "\n")
-    return Deployed(out / DEPLOYED, record, meta["dataset"].get("dataset") == "csv")
+    return Deployed(out / DEPLOYED, record, meta["dataset"].get("dataset") == "csv",
+                    verified.line())
 
 
 def _reads_group_unknown(cert: dict) -> str:

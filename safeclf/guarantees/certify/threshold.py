@@ -628,6 +628,8 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                               per_group=search_entry is not None, test=self.test,
                               n_thresholds=self.n_thresholds,
                               allow_degenerate=bool(self.allow_degenerate))
+        if rule is None and self.group_blind and entry is not None:
+            record["reason"] += trivial.BLIND_NEXT  # the way out a group-blind rule leaves
         self.rule_ = rule
         self.reads_group_ = self.reads_group(X_cand, parts[0].rows, entry)
         record["reads_group"] = self.reads_group_
@@ -642,8 +644,9 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         from safeclf.guarantees.group_encoding import encodes_group
 
         if self.group_blind:
-            return (f"no: group-blind (the {len(self.blind_columns_)} feature columns that "
-                    "encode the group are not read; one threshold for everyone)")
+            k = len(self.blind_columns_)  # the group as a feature (group_as_feature) or not
+            left = f"its {k} feature column(s) left out" if k else "no feature column encodes it"
+            return f"no: group-blind ({left}; one threshold for everyone)"
         if self.rule_ is not None and self.rule_.per_group:
             return "yes: a threshold per group, read from the group's feature columns"
         if entry is not None and entry in rows and \
