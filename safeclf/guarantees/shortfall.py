@@ -37,9 +37,12 @@ from safeclf.guarantees.promises import Evidence, Promise, smallest_scale
 MAX_SCALE = 1e4
 
 
-def certified_limit(p: Promise, ev: Evidence, alpha: float, bound: Bound) -> float:
+def certified_limit(p: Promise, ev: Evidence, alpha: float, bound: Bound,
+                    test: str | None = None) -> float:
     """The confidence limit on ``p``'s quantity that counts ``ev`` certify at level ``alpha``
-    (see the module docstring); NaN without rows."""
+    (see the module docstring); NaN without rows. ``test``: a comparison's test, ``exact`` or
+    ``union`` (default :func:`safeclf.guarantees.ltt.pair_test`'s for ``bound``); certified
+    training's safety test is the union of two one-sided bounds whatever the bound."""
     q = p.quantity
     if q.kind == "rate":
         if not ev.n:
@@ -48,7 +51,7 @@ def certified_limit(p: Promise, ev: Evidence, alpha: float, bound: Bound) -> flo
         return float(f(ev.k, ev.n, alpha))
     if not ev.n or not ev.n2:
         return math.nan
-    if ltt.pair_test(bound) == "exact":
+    if (test or ltt.pair_test(bound)) == "exact":
         return _inverted_limit(p, ev, alpha, bound)
     a = alpha / 2
     lo_a, up_a = float(bound.lower(ev.k, ev.n, a)), float(bound.upper(ev.k, ev.n, a))
@@ -108,15 +111,17 @@ def estimate(p: Promise, ev: Evidence) -> float:
     return b - a
 
 
-def scale_needed(p: Promise, ev: Evidence, alpha: float, bound: Bound) -> float:
+def scale_needed(p: Promise, ev: Evidence, alpha: float, bound: Bound,
+                 test: str | None = None) -> float:
     """The smallest factor c ≥ 1 such that the counts of ``ev`` multiplied by c certify ``p``
-    at ``alpha`` (the observed shares kept); ``inf`` when none up to :data:`MAX_SCALE`."""
+    at ``alpha`` (the observed shares kept) by ``test`` (:func:`certified_limit`); ``inf``
+    when none up to :data:`MAX_SCALE`."""
     def ok(c: float) -> bool:
         scaled = ev.scaled(c)
-        if ev.n2 is not None and ltt.pair_test(bound) == "exact":
+        if ev.n2 is not None and (test or ltt.pair_test(bound)) == "exact":
             return bool(scaled.n and scaled.n2) and _pair_certifies(p, scaled, p.bound, alpha,
                                                                     bound)
-        return _kept(p, certified_limit(p, scaled, alpha, bound))
+        return _kept(p, certified_limit(p, scaled, alpha, bound, test))
 
     if not _kept(p, estimate(p, ev)):
         return math.inf
@@ -125,7 +130,7 @@ def scale_needed(p: Promise, ev: Evidence, alpha: float, bound: Bound) -> float:
 
 def shortfall(p: Promise, ev: Evidence, alpha: float, bound: Bound, n_rows: int,
               n_train: int | None = None, fraction: float | None = None,
-              groups: tuple[str, str] | None = None) -> dict:
+              groups: tuple[str, str] | None = None, test: str | None = None) -> dict:
     """Why ``p`` is not certified by its held-back counts ``ev`` at level ``alpha``.
 
     Parameters
@@ -145,6 +150,8 @@ def shortfall(p: Promise, ev: Evidence, alpha: float, bound: Bound, n_rows: int,
         Training rows and held-back share, to say which ``fraction`` would give the rows.
     groups : (protected, privileged), optional
         The names of a comparison's two groups.
+    test : {'exact', 'union'}, optional
+        A comparison's test (:func:`certified_limit`): the one that was run.
 
     Returns
     -------
@@ -153,11 +160,11 @@ def shortfall(p: Promise, ev: Evidence, alpha: float, bound: Bound, n_rows: int,
         ``n_safety``, ``n_needed`` (held-back rows in all), ``n_needed_per_group`` (a
         comparison's two groups), ``next_step``.
     """
-    c = scale_needed(p, ev, alpha, bound)
+    c = scale_needed(p, ev, alpha, bound, test)
     est = estimate(p, ev)
     out = {"promise": p.name, "statement": p.statement, "sense": p.sense,
            "target": float(p.bound), "estimate": est,
-           "certified": certified_limit(p, ev, alpha, bound), "n_safety": int(n_rows),
+           "certified": certified_limit(p, ev, alpha, bound, test), "n_safety": int(n_rows),
            "n_needed": math.ceil(c * n_rows) if np.isfinite(c) else math.inf}
     if ev.n2 is not None:
         prot, priv = groups or ("protected", "privileged")

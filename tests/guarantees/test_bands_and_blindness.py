@@ -3,6 +3,8 @@ components, and the explanation of a certification that returned no model (issue
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.stats import binom
@@ -280,3 +282,33 @@ metrics: [error]
     table = pd.read_csv(next((tmp_path / "runs").iterdir()) / "metrics.csv")
     assert table.status[0] == "no_solution"
     assert "band [0.95, 1.05]" in table.error[0] and "too narrow" in table.error[0]
+
+
+def test_certified_trainings_no_solution_says_the_limit_of_the_test_it_ran():
+    """Certified training's safety test is two one-sided bounds at d each (not the exact
+    pair test post-hoc certification runs): its no-solution message must state that test's
+    limit — kept exactly when the test passed — and the rows that test would need."""
+    import pandas as pd
+
+    from safeclf.guarantees.certify.training import _shortfall, safety_bound
+
+    bnd = B.get("clopper_pearson")
+    rng = np.random.default_rng(5)
+    rows = {"groups": pd.Series(["F", "M"])}
+    checked = 0
+    for _ in range(200):
+        n, n2 = (int(v) for v in rng.integers(30, 400, 2))
+        k, k2 = int(rng.integers(1, n + 1)), int(rng.integers(1, n2 + 1))
+        d = float(rng.choice([0.05, 0.025]))
+        for sense in (">=", "<="):
+            p = _ratio_promise(sense, float(rng.uniform(0.6, 1.4)))
+            q = replace(p.quantity, groups="groups")
+            p = replace(p, quantity=q)
+            ev = Evidence(k, n, k2, n2)
+            value, passed = safety_bound(p, ev, d, bnd)
+            said = _shortfall(p, ev, d, bnd, n + n2, 2 * (n + n2), 0.5, rows)
+            assert said["certified"] == pytest.approx(value, rel=1e-9)
+            kept = said["certified"] >= p.bound if sense == ">=" else said["certified"] <= p.bound
+            assert kept == passed
+            checked += not passed
+    assert checked > 50  # many failing cases, whose message is what this is about

@@ -453,8 +453,10 @@ def _shortfall(p: Promise, ev: Evidence, d: float, bnd, n_safe: int, n_train: in
 
     q = p.quantity
     pair = pair_names(q, rows[q.groups]) if q.kind == "ratio" else None
+    # the safety test's own form (safety_bound: two one-sided bounds), so the limit and the
+    # rows needed said are those of the test that ran, not of the exact pair test
     return shortfall(p, ev, 2 * d if q.kind == "ratio" else d, bnd, n_safe, n_train=n_train,
-                     fraction=fraction, groups=pair)
+                     fraction=fraction, groups=pair, test="union")
 
 
 def _uncertified(p: Promise) -> Promise:
