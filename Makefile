@@ -28,8 +28,9 @@ browser:
 	    { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; } >/dev/null 2>&1 \
 	    || echo "warning: chromium could not be installed; the report layout test will fail"; }
 
+# the suite on every core, a test file per worker (module fixtures are built once)
 test: install browser
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadfile
 	$(MAKE) --no-print-directory docs
 	$(MAKE) --no-print-directory check-configs
 
