@@ -305,13 +305,21 @@ def render(run) -> str:
     failed = int((run.metrics["status"] == "failed").sum()) if not run.metrics.empty else 0
     checked = run.promises[run.promises["kind"] != "none"] if not run.promises.empty else run.promises
     holds = int((checked["verdict"] == "holds").sum()) if not checked.empty else 0
+    # jobs whose method certifies (a high-confidence promise), and those that returned a model:
+    # the certificates, apart from the test split's verdicts (often inconclusive at its size)
+    cert = run.promises[run.promises["kind"] == "high_confidence"] if not run.promises.empty \
+        else run.promises
+    certifying = int(cert["job"].nunique()) if not cert.empty else 0
+    certified = int(cert.loc[cert["status"] == "ok", "job"].nunique()) if not cert.empty else 0
     verdicts = run.expectations["verdict"] if not run.expectations.empty else []
     met = int((verdicts == "pass").sum()) if len(verdicts) else 0
     deviations = int((verdicts == "deviation").sum()) if len(verdicts) else 0
     degenerate = _degenerate(run.metrics)
     cards = [("jobs ok", f"{ok}/{len(run.metrics)}"), ("failed", str(failed)),
              *([("degenerate models", str(len(degenerate)))] if len(degenerate) else []),
-             ("promises holding", f"{holds}/{len(checked)}" if len(checked) else "none made"),
+             *([("certified models", f"{certified}/{certifying}")] if certifying else []),
+             ("test verdicts holding", f"{holds}/{len(checked)}" if len(checked)
+              else "none made"),
              ("expectations met", f"{met}/{len(run.expectations)}" if len(run.expectations)
               else "none stated"),
              *([("stated deviations", str(deviations))] if deviations else []),

@@ -174,3 +174,17 @@ def test_report_promise_table_fits_1400_px_in_chromium(run, tmp_path):
     assert measured["scroll"] <= measured["client"], measured
     assert measured["page"] <= measured["view"], measured  # no scroll for the page either
     assert max(measured["rows"]) < 180, measured  # rows a reader scans, not towers
+
+
+def test_the_report_counts_certificates_apart_from_test_verdicts(run):
+    """The status cards: 'certified models' counts the jobs of certifying methods that
+    returned a model (a certificate), out of all such jobs; the test split's verdicts are
+    counted on their own card (a certified model is often 'inconclusive' there)."""
+    from safeclf.report.html import render
+
+    certifying = run.metrics[run.metrics["method"].str.contains("certified")]
+    solved = int((certifying["status"] == "ok").sum())
+    assert 0 < len(certifying) and solved < len(certifying)  # some do, some do not
+    page = render(run)
+    assert f"<b>{solved}/{len(certifying)}</b><span>certified models</span>" in page
+    assert "<span>test verdicts holding</span>" in page
