@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 from group_data import two_groups
 
-SPEC = """
-name: audited
-seeds: 3
-datasets:
+#: The data entry and the certified ramp (training route, models saved) that the catalogues
+#: of run folders build on (verify, listed records): a spec is ``name``, ``seeds``, this, any
+#: further methods, ``metrics``.
+CERTIFIED_RAMP = """datasets:
   - dataset: csv
     params: {path: data.csv, target: y, group: sex, privileged: M}
     preprocess: standardize
@@ -20,7 +20,12 @@ methods:
     params: {constraints: [{rate: fairness_ratio, kappa: 0.8}], lam: 0.01}
     certify: {delta: 0.05, fraction: 0.3}
     save_model: true
-metrics: [error, fairness_ratio]
+"""
+
+SPEC = f"""
+name: audited
+seeds: 3
+{CERTIFIED_RAMP}metrics: [error, fairness_ratio]
 """
 
 
@@ -44,14 +49,26 @@ def invoke(*args):
     return CliRunner().invoke(app, [str(a) for a in args])
 
 
+def run_spec(base, spec: str, cli=invoke):
+    """Write ``spec`` to ``base/spec.yaml`` and run it (one worker) into ``base/runs``; the
+    run folder. The data it names must be in ``base`` already."""
+    (base / "spec.yaml").write_text(spec)
+    ran = cli("run", base / "spec.yaml", "--out", base / "runs", "-j", "1")
+    assert ran.exit_code == 0, ran.output
+    (run,) = (base / "runs").iterdir()
+    return run
+
+
+def deploy(run, out, *args, cli=invoke):
+    """``safeclf deploy RUN *args --out OUT``, which must succeed; ``out``."""
+    done = cli("deploy", run, *args, "--out", out)
+    assert done.exit_code == 0, done.output
+    return out
+
+
 def deployed(base, cli=invoke) -> tuple:
     """Run :data:`SPEC` on 1,500 rows in ``base`` and deploy its certified model to
     ``base/model``; (run folder, model folder)."""
     rows(1500, 3).to_csv(base / "data.csv", index=False)
-    (base / "spec.yaml").write_text(SPEC)
-    ran = cli("run", base / "spec.yaml", "--out", base / "runs", "-j", "1")
-    assert ran.exit_code == 0, ran.output
-    (run,) = (base / "runs").iterdir()
-    done = cli("deploy", run, "--out", base / "model")
-    assert done.exit_code == 0, done.output
-    return run, base / "model"
+    run = run_spec(base, SPEC, cli)
+    return run, deploy(run, base / "model", cli=cli)

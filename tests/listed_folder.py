@@ -5,6 +5,33 @@ from __future__ import annotations
 
 import json
 
+#: The rows :func:`saved_model` leaves in ``new.csv`` to score.
+NEW = "a,b\n1,2\n5,3\n"
+
+
+def saved_model(tmp_path) -> dict:
+    """A folder ``tmp_path/run`` holding one model saved by safeclf (job ``j``: a standard
+    scaler and a logistic regression on columns a, b) and ``tmp_path/new.csv`` to score; the
+    folder, the model and metadata paths, the metadata, and the two fitted parts."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    from safeclf.store import models
+
+    X = np.array([[i % 7, (i * 3) % 11] for i in range(40)], float)
+    y = (X[:, 0] > 3).astype(int)
+    scaler = StandardScaler().fit(X)
+    est = LogisticRegression().fit(scaler.transform(X), y)
+    run = tmp_path / "run"
+    path, meta_path = models.model_paths(run, "j")
+    models.save(path, est, scaler, {"dataset": {"dataset": "csv", "params": {"target": "y"}},
+                                    "feature_names": ["a", "b"], "columns": ["a", "b"],
+                                    "classes": [0, 1]})
+    (tmp_path / "new.csv").write_text(NEW)
+    return {"run": run, "path": path, "meta_path": meta_path,
+            "meta": json.loads(meta_path.read_text()), "scaler": scaler, "est": est}
+
 
 def listed(run, job: str = "j"):
     """List the folder's model files as a run does, as a forger with the folder would: the

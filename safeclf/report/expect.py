@@ -16,7 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from safeclf.spec.schema import CITED_KINDS, SOURCE_KINDS, Expectation, Selection, Spec
+from safeclf.spec.schema import (
+    CITED_KINDS,
+    NOT_FAILED,
+    SOURCE_KINDS,
+    Expectation,
+    Selection,
+    Spec,
+)
 from safeclf.store.folder import to_markdown
 from safeclf.store.result import JobStatus
 
@@ -208,7 +215,7 @@ def met_line(verdicts) -> str:
 
 def unmet(verdicts) -> int:
     """The failures among verdict rows (a stated deviation's miss is not one)."""
-    return sum(v["verdict"] not in ("pass", "deviation") for v in verdicts)
+    return sum(v["verdict"] not in NOT_FAILED for v in verdicts)
 
 
 def source_line(verdicts) -> str:

@@ -195,6 +195,11 @@ class Source(_Strict):
         return self
 
 
+#: The verdicts of an expectation that do not fail ``run --check``: met, or a stated
+#: deviation's miss (``Expectation.deviation``); any other (``FAIL``) is a failure.
+NOT_FAILED = ("pass", "deviation")
+
+
 class Expectation(_Strict):
     """One condition on the metrics table. ``source`` says where its reference comes from
     (:data:`SOURCE_KINDS`); a spec file must give it (:func:`safeclf.spec.check.check_sources`),

@@ -79,8 +79,10 @@ class RunFolder:
     def expectations_met(self) -> bool:
         """Whether no expectation failed, as ``run --check`` decides it: each passed or is a
         stated deviation (verdict ``deviation``; ``True`` when the spec has none)."""
+        from safeclf.spec.schema import NOT_FAILED
+
         return bool(self.expectations.empty
-                    or self.expectations["verdict"].isin(["pass", "deviation"]).all())
+                    or self.expectations["verdict"].isin(NOT_FAILED).all())
 
     @property
     def report(self) -> Path:

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from audited_model import SPEC, rows
+from audited_model import CERTIFIED_RAMP, rows, run_spec
 from test_bad_inputs_runtime import _one_error_line, _snapshot
 
 import safeclf
@@ -24,16 +24,11 @@ import safeclf
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
-    from audited_model import invoke
-
     base = tmp_path_factory.mktemp("listed")
     rows(1500, 3).to_csv(base / "data.csv", index=False)
     # audited_model's certified ramp, and a plain logreg beside it: models of two jobs at least
-    (base / "spec.yaml").write_text(SPEC.replace(
-        "\nmetrics:", "\n  - method: logreg\n    name: plain\n    save_model: true\nmetrics:"))
-    ran = invoke("run", base / "spec.yaml", "--out", base / "runs", "-j", "1")
-    assert ran.exit_code == 0, ran.output
-    (run,) = (base / "runs").iterdir()
+    run = run_spec(base, f"\nname: audited\nseeds: 3\n{CERTIFIED_RAMP}  - method: logreg\n"
+                         "    name: plain\n    save_model: true\nmetrics: [error, fairness_ratio]\n")
     manifest = json.loads((run / "manifest.json").read_text())
     jobs = sorted(p.stem for p in (run / "models").glob("*.skops"))
     assert len(jobs) >= 2 and set(jobs) <= set(manifest["records"])

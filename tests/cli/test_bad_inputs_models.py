@@ -8,34 +8,16 @@ import resource
 import struct
 import zipfile
 
-import numpy as np
 import pytest
-from listed_folder import listed
+from listed_folder import listed, saved_model
 
 sio = pytest.importorskip("skops.io")
-
-NEW = "a,b\n1,2\n5,3\n"
 
 
 @pytest.fixture
 def good(tmp_path):
     """A run folder holding one model saved by safeclf, and rows to score."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.preprocessing import StandardScaler
-
-    from safeclf.store import models
-
-    X = np.array([[i % 7, (i * 3) % 11] for i in range(40)], float)
-    y = (X[:, 0] > 3).astype(int)
-    scaler = StandardScaler().fit(X)
-    est = LogisticRegression().fit(scaler.transform(X), y)
-    run = tmp_path / "run"
-    path, meta_path = models.model_paths(run, "j")
-    models.save(path, est, scaler, {"dataset": {"dataset": "csv", "params": {"target": "y"}},
-                                    "feature_names": ["a", "b"], "columns": ["a", "b"],
-                                    "classes": [0, 1]})
-    (tmp_path / "new.csv").write_text(NEW)
-    return {"run": run, "path": path, "meta_path": meta_path}
+    return saved_model(tmp_path)
 
 
 def _predict(cli, tmp_path, run, *flags):

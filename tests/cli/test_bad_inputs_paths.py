@@ -54,25 +54,16 @@ def _data(n: int = 400) -> str:
 def made(tmp_path_factory):
     """One finished run (a plain and a certified logreg, models saved, plots drawn) and the
     certified model deployed from it, made once for the module."""
-    from typer.testing import CliRunner
-
-    from safeclf.cli.app import app
+    from audited_model import deploy, run_spec
 
     base = tmp_path_factory.mktemp("paths-catalogue")
     (base / "data.csv").write_text(_data())
-    (base / "spec.yaml").write_text(SPEC)
-    runner = CliRunner()
-    ran = runner.invoke(app, ["run", str(base / "spec.yaml"), "--out", str(base / "runs"),
-                              "-j", "1"])
-    assert ran.exit_code == 0, ran.output
-    (run,) = (base / "runs").iterdir()
+    run = run_spec(base, SPEC)
     table = pd.read_csv(run / "metrics.csv")
     assert set(table.status) == {"ok"}, table[["method", "status", "error"]]
     jobs = dict(zip(table.method, table.job))
-    deployed = runner.invoke(app, ["deploy", str(run), "--method", "cert", "--out",
-                                   str(base / "deployed")])
-    assert deployed.exit_code == 0, deployed.output
-    return {"run": run, "deployed": base / "deployed", "jobs": jobs}
+    return {"run": run, "deployed": deploy(run, base / "deployed", "--method", "cert"),
+            "jobs": jobs}
 
 
 class Case:

@@ -13,21 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from audited_model import CERTIFIED_RAMP, deploy, run_spec
 from test_bad_inputs_runtime import _one_error_line, _snapshot
 
-SPEC = """
-name: verify
-seeds: 2
-datasets:
-  - dataset: csv
-    params: {path: data.csv, target: y, group: sex, privileged: M}
-    preprocess: standardize
-methods:
-  - method: ramp
-    params: {constraints: [{rate: fairness_ratio, kappa: 0.8}], lam: 0.01}
-    certify: {delta: 0.05, fraction: 0.3}
-    save_model: true
-  - method: logreg
+SPEC = "\nname: verify\nseeds: 2\n" + CERTIFIED_RAMP + """  - method: logreg
     name: lr_cert
     certify: {delta: 0.05, fraction: 0.3, how: threshold}
     promises: [{rate: fpr, max: 0.2}]
@@ -44,29 +33,18 @@ def made(tmp_path_factory):
     """A finished run with a certified ramp (training route), a certified logreg (threshold
     route) and a plain logreg, every model saved, and the certified logreg deployed."""
     from group_data import two_groups
-    from typer.testing import CliRunner
-
-    from safeclf.cli.app import app
 
     base = tmp_path_factory.mktemp("verify-catalogue")
     X, y, g = two_groups(1500, 3)
     pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "sex": g, "y": y}).to_csv(
         base / "data.csv", index=False)
-    (base / "spec.yaml").write_text(SPEC)
-    runner = CliRunner()
-    ran = runner.invoke(app, ["run", str(base / "spec.yaml"), "--out", str(base / "runs"),
-                              "-j", "1"])
-    assert ran.exit_code == 0, ran.output
-    (run,) = (base / "runs").iterdir()
+    run = run_spec(base, SPEC)
     table = pd.read_csv(run / "metrics.csv")
     ok = table[table.status == "ok"]
     jobs = {m: list(ok[ok.method == m].sort_values("seed").job) for m in ("ramp", "lr_cert")}
     assert jobs["ramp"] and len(jobs["lr_cert"]) == 2, table[["method", "status", "error"]]
-    deployed = runner.invoke(app, ["deploy", str(run), "--method", "lr_cert", "--out",
-                                   str(base / "deployed")])
-    assert deployed.exit_code == 0, deployed.output
-    return {"run": run, "deployed": base / "deployed", "jobs": jobs, "data": base / "data.csv",
-            "table": table}
+    return {"run": run, "deployed": deploy(run, base / "deployed", "--method", "lr_cert"),
+            "jobs": jobs, "data": base / "data.csv", "table": table}
 
 
 def test_an_untouched_run_and_its_deployed_model_verify(made, cli):

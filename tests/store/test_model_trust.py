@@ -13,12 +13,11 @@ import zipfile
 import hostile_payloads as hp
 import numpy as np
 import pytest
-from listed_folder import listed
+from listed_folder import listed, saved_model
 
 sio = pytest.importorskip("skops.io")
 
 CSV = "a,b,y\n" + "".join(f"{i % 7},{(i * 3) % 11},{int(i % 7 > 3)}\n" for i in range(40))
-NEW = "a,b\n1,2\n5,3\n"
 
 
 @pytest.fixture
@@ -31,23 +30,7 @@ def marker(tmp_path, monkeypatch):
 @pytest.fixture
 def good(tmp_path):
     """A run folder holding one model saved by safeclf, its parts and its metadata."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.preprocessing import StandardScaler
-
-    from safeclf.store import models
-
-    X = np.array([[i % 7, (i * 3) % 11] for i in range(40)], float)
-    y = (X[:, 0] > 3).astype(int)
-    scaler = StandardScaler().fit(X)
-    est = LogisticRegression().fit(scaler.transform(X), y)
-    run = tmp_path / "run"
-    path, meta_path = models.model_paths(run, "j")
-    models.save(path, est, scaler, {"dataset": {"dataset": "csv", "params": {"target": "y"}},
-                                    "feature_names": ["a", "b"], "columns": ["a", "b"],
-                                    "classes": [0, 1]})
-    (tmp_path / "new.csv").write_text(NEW)
-    return {"run": run, "path": path, "meta": json.loads(meta_path.read_text()),
-            "scaler": scaler, "est": est}
+    return saved_model(tmp_path)
 
 
 def _predict(cli, tmp_path, run):
