@@ -24,7 +24,10 @@ class ProsetPlugin(MethodPlugin):
         choice: λ's, the stage-2 optimum B and threshold, as the report's tables give them);
         details: the per-batch fit log and the search table."""
         if estimator.reference_ is not None:
-            return Report(metrics={"n_batches": float(estimator.best_params_["n_batches"])},
+            manager = estimator.reference_.set_manager_
+            return Report(metrics={"n_batches": float(estimator.best_params_["n_batches"]),
+                                   "n_prototypes": float(manager.get_num_prototypes()),
+                                   "n_active_features": float(manager.get_active_features().size)},
                           details={"engine": "package", "search": (estimator.search_ or {}).get("table")})
         metrics = {"n_active_features": float(estimator.active_features_.size),
                    "n_prototypes": float(estimator.n_prototypes_),
