@@ -451,3 +451,25 @@ def test_plugin_rejects_bad_parameters():
 @parametrize_with_checks([ProsetClassifier(n_candidates=30, random_state=0)])
 def test_sklearn_contract(estimator, check):
     check(estimator)
+
+
+def test_package_engine_reports_the_reference_counts():
+    """A job of the author's package (``engine: package``) reports the package's own prototype
+    and active-feature counts, read from its set manager, so they can be set beside ours."""
+    from types import SimpleNamespace
+
+    class Manager:
+        def __init__(self, n, feats):
+            self.n, self.feats = n, feats
+
+        def get_num_prototypes(self):
+            return self.n
+
+        def get_active_features(self):
+            return np.asarray(self.feats)
+
+    for n, feats in [(0, []), (7, [1]), (2147, [0, 1])]:
+        est = SimpleNamespace(reference_=SimpleNamespace(set_manager_=Manager(n, feats)),
+                              best_params_={"n_batches": 3}, search_=None)
+        m = plugin.report(est, task=None).metrics
+        assert (m["n_prototypes"], m["n_active_features"], m["n_batches"]) == (n, len(feats), 3)
