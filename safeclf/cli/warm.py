@@ -44,28 +44,8 @@ def warm() -> float:
                        {"kernel": "poly", "degree": 2, "coef0": -1.0, "solver": "dual"}):
             MultiCostSVM(n_tau=3, calibration="none", **params).fit(X[:80], y[:80])
         ProsetClassifier(n_batches=1, n_candidates=50, random_state=0).fit(X, y)
-    polish_ramp_solves(rng)
+        RampClassifier.warm_compiled_code()
     return jit.compile_seconds() or 0.0
-
-
-def polish_ramp_solves(rng) -> None:
-    """Two inner SVM solves of ramp (dense and CSR rows) large enough for its working-set
-    polish (``POLISH_MIN_NNZ`` nonzeros) and asked for a gap they cannot reach in the epochs
-    before it, so that the polish's compiled code (``_set_rows`` for both index widths, the
-    interior point of ``box_qp``) is in the cache: without it, the first ramp fit on Adult-sized
-    rows in a process compiled for 28 s of CPU (benchmarks/NOTES.md, issue 37, branch ramp2)."""
-    import scipy.sparse as sp
-
-    from safeclf.methods.ramp.svm import POLISH_MIN_NNZ, weighted_hinge_svm
-
-    d = 10
-    n = -(-POLISH_MIN_NNZ // d)
-    y = rng.random(n) < 0.5
-    X = rng.normal(size=(n, d)) + 0.5 * (2 * y[:, None] - 1)
-    a_pos, a_neg = np.where(y, 0.0, 1.0), np.where(y, 1.0, 0.0)
-    for rows in (X, sp.csr_matrix(X)):
-        weighted_hinge_svm(rows, a_pos, a_neg, 1.0 / n, 1.0, max_iter=30, solver="dcd",
-                           gap_tol=0.0)
 
 
 def main() -> int:

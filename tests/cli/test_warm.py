@@ -4,8 +4,6 @@ built-in config's fits call, including ramp's working-set polish, which only pro
 
 from __future__ import annotations
 
-import numpy as np
-
 from safeclf.cli import warm
 from safeclf.methods.ramp import svm
 
@@ -20,8 +18,8 @@ def test_warm_runs_the_ramp_polish_on_dense_and_csr_rows(monkeypatch):
         return updated
 
     monkeypatch.setattr(svm, "_working_set_polish", spy)
-    warm.polish_ramp_solves(np.random.default_rng(0))
-    # each of the two solves (dense, then CSR input) reached the polish and the polish ran its
+    warm.warm()
+    # each of the two large solves (dense, then CSR input) reached the polish and it ran its
     # interior point to an update of the duals (not an early refusal before the compiled code)
     assert len(seen) == 2  # at most one polish each in its 30 epochs: both solves reached it
     assert all(nnz >= svm.POLISH_MIN_NNZ and updated for nnz, _, updated in seen)
