@@ -5,7 +5,8 @@
 ``make install`` runs it once after installing. It fits each estimator with compiled code on a
 few hundred synthetic rows, in the configurations the built-in configs use (ramp on dense and
 sparse rows, MC-SVM's dual solver on the whole problem and on subproblems, RBF and polynomial
-kernels, proset), which compiles every function they call into numba's on-disk cache
+kernels, proset) and runs ramp's working-set polish once (it runs on large problems only, so
+no few-hundred-row fit reaches it), which compiles every function they call into numba's on-disk cache
 (``NUMBA_CACHE_DIR``; by default ``$XDG_CACHE_HOME/safeclf/numba``, never the source tree).
 A later process loads the compiled code instead of compiling it (benchmarks/NOTES.md, issue
 37: about 19 s of compiling on a first run before, well under 1 s after).
@@ -43,6 +44,7 @@ def warm() -> float:
                        {"kernel": "poly", "degree": 2, "coef0": -1.0, "solver": "dual"}):
             MultiCostSVM(n_tau=3, calibration="none", **params).fit(X[:80], y[:80])
         ProsetClassifier(n_batches=1, n_candidates=50, random_state=0).fit(X, y)
+        RampClassifier.warm_compiled_code()
     return jit.compile_seconds() or 0.0
 
 

@@ -398,6 +398,13 @@ class RampClassifier(LinearBinaryClassifier):
         self.solver_status_ = str(worst([mm_status, self._rule_status()]))
         return self
 
+    @staticmethod
+    def warm_compiled_code() -> None:
+        """Run the compiled code that only large fits reach (for ``safeclf.cli.warm``)."""
+        from safeclf.methods.ramp.svm import warm_polish
+
+        warm_polish()
+
     def _rule_status(self):
         """Optimal when the returned rule (``predict``'s) meets every training constraint
         within ``feasibility_tol`` (in the constraint's linear form); otherwise a

@@ -148,6 +148,23 @@ POLISH_IPM_ITERS = 25  # the set's solve: its typical interior-point iteration c
 POLISH_TOL = 1e-7  # the set's solve: relative duality gap (the caller certifies every row)
 
 
+def warm_polish(seed: int = 0) -> None:
+    """Two solves (dense and CSR rows) large enough for the working-set polish
+    (``POLISH_MIN_NNZ`` nonzeros) and asked for a gap the epochs before it cannot reach, so
+    that its compiled code (``_set_rows``, the interior point of ``box_qp``) is in numba's
+    cache: ``python -m safeclf.cli.warm`` fits ramp on a few hundred rows, which never reach
+    it, and the first Adult-sized fit in a fresh cache compiled it (18 s at load 8,
+    benchmarks/NOTES.md, issue 37, branch ramp2)."""
+    rng = np.random.default_rng(seed)
+    d = 10
+    n = -(-POLISH_MIN_NNZ // d)
+    y = rng.random(n) < 0.5
+    X = rng.normal(size=(n, d)) + 0.5 * (2 * y[:, None] - 1)
+    a_pos, a_neg = np.where(y, 0.0, 1.0), np.where(y, 1.0, 0.0)
+    for rows in (X, sp.csr_matrix(X)):
+        weighted_hinge_svm(rows, a_pos, a_neg, 1.0 / n, 1.0, max_iter=30, solver="dcd",
+                           gap_tol=0.0)
+
 def _polish_pays(X) -> bool:
     """Whether a polish's estimated cost is at most ``POLISH_COST_RATIO`` times that of the
     ``POLISH_AFTER`` epochs before it, counted in flops: an interior-point iteration factors a
