@@ -23,6 +23,14 @@ def terms(part, q) -> tuple[tuple[float, np.ndarray], ...]:
     return cache[key]
 
 
+def by_score(part) -> np.ndarray:
+    """The rows of ``part`` in ascending score order: one argsort, computed once per part
+    (the grid's quantiles and every :class:`SortedPart` of the part read it)."""
+    if "_by_score" not in part.__dict__:
+        part._by_score = np.argsort(part.score)
+    return part._by_score
+
+
 def sizes(part, q) -> tuple[int, int, int, int]:
     """(n, n₂) of ``q`` on ``part`` with no prediction looked at, as
     :func:`~safeclf.guarantees.promises.sizes` gives them (every row predicted positive for a
@@ -49,20 +57,24 @@ class SortedPart:
         if entry is not None and entry in part.rows:
             self.names, codes = part.codes(entry)
         else:
-            self.names, codes = np.array([""]), np.zeros(n, dtype=int)
-        # by group, then by score descending: a group's rows above a threshold are a prefix
-        # (ties in any order: the prefix is the set of rows above, whatever their order, and
-        # the counts are sums of integers, exact in any order; so no stable sort, at twice
-        # the cost)
-        members = [np.flatnonzero(codes == g) for g in range(len(self.names))]
-        self.ascending = []
-        for g, rows in enumerate(members):
-            up = np.argsort(part.score[rows])
-            self.ascending.append(part.score[rows[up]])
-            members[g] = rows[up[::-1]]
-        self.order = np.concatenate(members) if members else np.zeros(0, dtype=int)
-        self.starts = np.concatenate([[0], np.cumsum([m.size for m in members])]).astype(int)
+            self.names, codes = np.array([""]), np.zeros(n, dtype=np.intp)
+        # by group, then by score descending: a group's rows above a threshold are a prefix.
+        # One sort of the part's scores (shared with the grid, :func:`by_score`), then a stable
+        # sort by group code (small integers: a radix sort, linear), so each group's rows stay
+        # in ascending score order. Ties may come in any order: the prefix is the set of rows
+        # above, whatever their order, and the counts are sums of integers, exact in any order.
+        up = by_score(part)
+        k = len(self.names)
+        small = np.uint8 if k <= 2 ** 8 else np.uint16 if k <= 2 ** 16 else np.intp
+        asc = up[np.argsort(codes[up].astype(small), kind="stable")]
+        self.starts = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=k))]).astype(int)
+        score = part.score[asc]
+        bounds = list(zip(self.starts[:-1], self.starts[1:]))
+        self.ascending = [score[a:b] for a, b in bounds]
+        self.order = np.concatenate([asc[a:b][::-1] for a, b in bounds]) if bounds \
+            else np.zeros(0, dtype=int)
         self.y_pos = part.y_pos[self.order]
+        self._prefix: dict = {}  # id of a coefficient array -> (the array, its prefix sums)
 
     def thresholds(self, rules) -> np.ndarray:
         """(rules, groups) thresholds: each group's own where a rule has one, else the rule's."""
@@ -87,12 +99,20 @@ class SortedPart:
 
     def total(self, coef: np.ndarray, positives: np.ndarray) -> np.ndarray:
         """Σ coef over each rule's positive rows (``positives`` from :meth:`positives`;
-        ``coef`` per row in this object's order)."""
+        ``coef`` per row of the part, in the part's order). Its per-group prefix sums are
+        computed once and kept (by the array's identity, the array with them) for every
+        later call: the part's coefficient arrays are themselves computed once
+        (:func:`terms`)."""
+        if id(coef) not in self._prefix:
+            ranked, prefixes = coef[self.order], []
+            for a, b in zip(self.starts[:-1], self.starts[1:]):
+                c = ranked[a:b]  # None: no prediction in this group changes the count
+                prefixes.append(np.concatenate([[0.0], np.cumsum(c, dtype=float)])
+                                if c.any() else None)
+            self._prefix[id(coef)] = (coef, prefixes)
         out = np.zeros(positives.shape[0])
-        for g, (a, b) in enumerate(zip(self.starts[:-1], self.starts[1:])):
-            c = coef[a:b]
-            if c.any():  # else no prediction in this group changes the count
-                prefix = np.concatenate([[0.0], np.cumsum(c, dtype=float)])
+        for g, prefix in enumerate(self._prefix[id(coef)][1]):
+            if prefix is not None:
                 out += prefix[positives[:, g]]
         return out
 
@@ -103,7 +123,7 @@ class SortedPart:
 
         def total(c):
             if id(c) not in totals:
-                totals[id(c)] = (c, self.total(c[self.order], positives) if c.any()
+                totals[id(c)] = (c, self.total(c, positives) if c.any()
                                  else np.zeros(positives.shape[0]))
             return totals[id(c)][1]
 
@@ -112,5 +132,6 @@ class SortedPart:
 
     def errors(self, positives: np.ndarray) -> np.ndarray:
         """Each rule's count of rows whose prediction is not their label."""
-        y = self.y_pos
-        return np.rint(float(y.sum()) + self.total(1.0 - 2.0 * y, positives))
+        if "flip" not in self.__dict__:  # a row's change in errors when predicted positive
+            self.flip = 1.0 - 2.0 * self.part.y_pos
+        return np.rint(float(self.y_pos.sum()) + self.total(self.flip, positives))

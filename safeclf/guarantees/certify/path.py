@@ -63,7 +63,7 @@ PASS_DRAWS = 400
 
 
 def pass_probabilities(promises, counts, sizes, level: float, bnd, draws: int = PASS_DRAWS,
-                       seed: int = 0) -> np.ndarray:
+                       seed: int = 0, joint: np.ndarray | None = None) -> np.ndarray:
     """Each rule's predicted probability of passing the test at ``level`` on the held-back
     part, from the candidate part only (a ranking and a record, never a test): the share of
     ``draws`` simulated held-back parts on which its joint p-value is ≤ ``level``.
@@ -77,10 +77,43 @@ def pass_probabilities(promises, counts, sizes, level: float, bnd, draws: int = 
     (common random numbers: the ranking is not noisier than the rules' differences) and for
     promises that count the same rows (the two sides of a band see one draw, so a rule passes
     both only when the draw falls inside the band). The p-values of a draw are those of the
-    test (``predict``: the exact test's normal approximation, :mod:`safeclf.pairtest`)."""
+    test (``predict``: the exact test's normal approximation, :mod:`safeclf.pairtest`).
+
+    ``joint``: the rules' simulated joint p-values, :func:`simulated_p_values` of the same
+    arguments (then only compared with ``level``: the same answer, since a rule passes a
+    draw when every promise's p-value is ≤ ``level``, that is when their largest is)."""
+    if joint is None:
+        joint = simulated_p_values(promises, counts, sizes, bnd, draws, seed)
+    if joint is not None:
+        return (joint <= level).mean(axis=1)
+    passed = None
+    for p, drawn, s in _draws(promises, counts, sizes, draws, seed):
+        ok = ltt.rejects(p, drawn[0], s.n, drawn[1], s.n2 or 0, level, bnd, predict=True)
+        passed = ok if passed is None else passed & ok
+    return passed.mean(axis=1)
+
+
+def simulated_p_values(promises, counts, sizes, bnd, draws: int = PASS_DRAWS,
+                       seed: int = 0) -> np.ndarray | None:
+    """(rules, draws): each rule's joint p-value (the largest of its promises') on each of
+    :func:`pass_probabilities`' simulated held-back parts, computed once for every level the
+    path asks about (:func:`with_fallback`, Holm's level); None when a promise's test decides
+    at a level without a p-value (a comparison under the union test, :func:`ltt.rejects`)."""
+    if any(p.quantity.kind in ltt.GROUP_KINDS for p in promises) and \
+            ltt.pair_test(bnd) == "union":
+        return None
+    joint = None
+    for p, drawn, s in _draws(promises, counts, sizes, draws, seed):
+        pv = ltt.p_values(p, drawn[0], s.n, drawn[1], s.n2 or 0, bnd, predict=True)
+        joint = pv if joint is None else np.maximum(joint, pv)
+    return joint
+
+
+def _draws(promises, counts, sizes, draws: int, seed: int):
+    """Per promise: (the promise, its two sides' simulated held-back counts (rules, draws),
+    its held-back sizes), as :func:`pass_probabilities` describes them."""
     rng = np.random.default_rng(seed)
     shocks: dict = {}
-    passed = None
     for p, (k, n, k2, n2), s in zip(promises, counts, sizes, strict=True):
         drawn = []
         for side, kk, nn, ns in ((0, k, n, s.n), (1, k2, n2, s.n2 or 0)):
@@ -93,9 +126,7 @@ def pass_probabilities(promises, counts, sizes, level: float, bnd, draws: int = 
             v = np.clip(r, 0.5 / m, 1 - 0.5 / m)  # off 0 and 1 by half a count
             sd = np.sqrt(v * (1 - v) * (1 / m + 1 / ns))
             drawn.append(np.clip(np.round((r[:, None] + sd[:, None] * z) * ns), 0, ns))
-        ok = ltt.rejects(p, drawn[0], s.n, drawn[1], s.n2 or 0, level, bnd, predict=True)
-        passed = ok if passed is None else passed & ok
-    return passed.mean(axis=1)
+        yield p, drawn, s
 
 
 def _front(probability, errors) -> list[int]:
@@ -119,7 +150,8 @@ def _front(probability, errors) -> list[int]:
 STRICTER = tuple(10.0 ** -k for k in range(1, 9))
 
 
-def with_fallback(order, usable, prob, errors, promises, counts, sizes, delta, bnd):
+def with_fallback(order, usable, prob, errors, promises, counts, sizes, delta, bnd,
+                  joint: np.ndarray | None = None):
     """The path with, in front, the rule of widest margin among those rated sure.
 
     At 1 (every simulated held-back part passes) the predicted pass probability saturates,
@@ -132,7 +164,8 @@ def with_fallback(order, usable, prob, errors, promises, counts, sizes, delta, b
     fixed-sequence testing spends δ on each test in turn, the sequence goes on to the path's
     first rule when it passes, and it ends earlier only where that rule — rated at least as
     sure at every level — fails. All of it is read off the candidate part, as the rest of the
-    path."""
+    path. ``joint``: the rules' :func:`simulated_p_values`, read at each stricter level
+    instead of simulating again."""
     if prob[order[0]] < 1.0:  # not saturated: the prediction ranks the rules
         return order
     tied = [i for i in usable if prob[i] >= 1.0]
@@ -140,7 +173,8 @@ def with_fallback(order, usable, prob, errors, promises, counts, sizes, delta, b
         if len(tied) < 2:
             break
         sub = [tuple(np.asarray(a)[tied] for a in c) for c in counts]
-        strict = pass_probabilities(promises, sub, sizes, delta * factor, bnd)
+        strict = pass_probabilities(promises, sub, sizes, delta * factor, bnd,
+                                    joint=None if joint is None else joint[tied])
         tied = [i for i, q in zip(tied, strict, strict=True) if q >= strict.max()]
     best = min(tied, key=lambda i: errors[i])
     return order if best == order[0] else [best, *order]

@@ -77,6 +77,7 @@ from safeclf.guarantees.certify.path import (  # noqa: F401  (tests and callers 
     _rho_range,
     _threshold_for_rate,
     pass_probabilities,
+    simulated_p_values,
     with_fallback,
 )
 from safeclf.guarantees.group_encoding import blind_columns, drop_columns
@@ -307,7 +308,7 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     if test not in ("fixed_sequence", "holm"):
         raise ValueError(f"test must be 'fixed_sequence' or 'holm', got {test!r}")
     bnd = B.get(bound)
-    grid = _grid(cand.score, n_thresholds)
+    grid = _grid(cand.score[counting.by_score(cand)], n_thresholds)  # sorted: same quantiles
     rules = [Rule(float(t)) for t in grid]
     entry = group_entry(promises) if per_group else None
     if entry is not None and entry in cand.rows:
@@ -317,7 +318,8 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     sizes = predicted_sizes(promises, cand, safe.score.size)
     counts = _counts(promises, cand, rules)
     level = delta  # fixed-sequence testing's; Holm's is δ over the path's length, below
-    prob = pass_probabilities(promises, counts, sizes, delta, bnd)
+    joint = simulated_p_values(promises, counts, sizes, bnd)  # once, read at every level
+    prob = pass_probabilities(promises, counts, sizes, delta, bnd, joint=joint)
     # safeclf.guarantees.trivial: rules giving one class to (almost) every candidate row are not tested
     usable = list(range(len(rules))) if allow_degenerate else \
         trivial.path_rules_counted(_n_positive(cand, rules), cand.score.size)
@@ -325,11 +327,12 @@ def search(promises: list[Promise], cand: Part, safe: Part, delta: float, bound:
     if not order:
         return None, {"how": "threshold", "delta": delta, "reason": trivial.NO_PATH}
     if test == "fixed_sequence":
-        order = with_fallback(order, usable, prob, errors, promises, counts, sizes, delta, bnd)
+        order = with_fallback(order, usable, prob, errors, promises, counts, sizes, delta, bnd,
+                              joint)
 
     if test == "holm":
         level = delta / len(order)
-        prob = pass_probabilities(promises, counts, sizes, level, bnd)
+        prob = pass_probabilities(promises, counts, sizes, level, bnd, joint=joint)
     record = {"how": "threshold", "bound": bnd.name, "approximate": bnd.approximate,
               "test": test, "delta": delta, "n_candidate": int(cand.score.size),
               "n_safety": int(safe.score.size), "rules": len(rules), "path": len(order),

@@ -1,0 +1,158 @@
+"""The million-row certification's shared work (issue 37, item 4, round three) against the
+straightforward computation on random small cases: one argsort per part regrouped by group
+code (:class:`~safeclf.guarantees.certify.counting.SortedPart`), prefix sums kept per
+coefficient array, the grid's quantiles read off sorted scores, and the simulated joint
+p-values computed once and read at every level (:func:`~safeclf.guarantees.certify.path.
+simulated_p_values`). Every comparison is equality, not a tolerance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from safeclf.guarantees import bounds as B
+from safeclf.guarantees import declared, ltt
+from safeclf.guarantees.certify import path
+from safeclf.guarantees.certify import threshold as certified
+from safeclf.guarantees.certify.counting import SortedPart, by_score
+from safeclf.guarantees.certify.threshold import Part, Rule
+
+
+def small_part(rng, n: int, n_groups: int, ties: bool) -> Part:
+    """Scores, labels and groups of ``n`` rows: group sizes as uneven as 0/1 rows
+    (``n_groups`` names drawn with very unequal weights), ties when ``ties``."""
+    names = np.array([f"g{i}" for i in range(n_groups)])
+    w = rng.random(n_groups) ** 4 + 1e-3
+    g = rng.choice(names, size=n, p=w / w.sum())
+    y = rng.random(n) < 0.4
+    score = rng.normal(size=n) + y
+    if ties:
+        score = np.round(score * 2) / 2
+    return Part(score, y, {"groups": g})
+
+
+def random_rules(rng, part: Part, entry: str | None, k: int = 12) -> list[Rule]:
+    cuts = list(rng.choice(np.r_[part.score, -np.inf, np.inf, 0.0], size=k))
+    rules = [Rule(float(t)) for t in cuts]
+    if entry is not None and part.score.size:
+        names = np.unique(part.rows[entry])
+        rules += [Rule(float(t), tuple((str(a), float(rng.choice(np.r_[part.score, 0.5])))
+                                       for a in names[rng.random(names.size) < 0.7]), entry)
+                  for t in cuts]
+    return rules
+
+
+CASES = [(int(n), int(k), bool(t), s) for s, (n, k, t) in enumerate(
+    [(0, 1, False), (1, 1, False), (2, 3, True), (7, 4, False), (30, 1, True), (40, 3, True),
+     (60, 5, False), (25, 2, True)])]
+
+
+@pytest.mark.parametrize("n, n_groups, ties, seed", CASES)
+@pytest.mark.parametrize("entry", ["groups", None])
+def test_sorted_part_is_the_groupwise_sort(n, n_groups, ties, seed, entry):
+    """Each group's sorted scores, the row order, every rule's positives, sums and errors are
+    those of sorting each group's rows on its own and counting row by row; a second call
+    (prefix sums kept) gives the same."""
+    rng = np.random.default_rng(seed)
+    part = small_part(rng, n, n_groups, ties)
+    sp = SortedPart(part, entry)
+    g = part.rows["groups"] if entry else np.full(n, "")
+    names = np.unique(g) if entry else np.array([""])  # no row: no group of an entry
+    assert [str(a) for a in sp.names] == [str(a) for a in names]
+    assert sorted(sp.order.tolist()) == list(range(n))
+    for i, a in enumerate(names):
+        rows = sp.order[sp.starts[i]:sp.starts[i + 1]]
+        assert np.all(g[rows] == a)
+        assert np.array_equal(sp.ascending[i], np.sort(part.score[g == a]))
+        assert np.all(np.diff(part.score[rows]) <= 0)  # descending within the group
+    rules = random_rules(rng, part, entry)
+    pos = sp.positives(rules)
+    preds = [r.positive(part) for r in rules]
+    assert pos.sum(axis=1).tolist() == [int(p.sum()) for p in preds]
+    coef = rng.integers(-2, 3, size=n).astype(float)
+    want = [float(coef[p].sum()) for p in preds]
+    assert sp.total(coef, pos).tolist() == want
+    assert sp.total(coef, pos).tolist() == want  # the kept prefix sums
+    errors = [float(np.sum(p != part.y_pos)) for p in preds]
+    assert sp.errors(pos).tolist() == errors
+    assert sp.errors(pos).tolist() == errors
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_grid_of_sorted_scores_is_the_grid(seed):
+    rng = np.random.default_rng(seed)
+    part = small_part(rng, int(rng.integers(1, 500)), 3, ties=bool(seed % 2))
+    for k in (5, 40, 100):
+        assert np.array_equal(path._grid(part.score[by_score(part)], k),
+                              path._grid(part.score, k))
+
+
+def pass_probabilities_by_level(promises, counts, sizes, level, bnd, draws=path.PASS_DRAWS,
+                                seed=0, joint=None):
+    """The pass probabilities as computed before round three: simulated again at each
+    level, each promise tested by ``ltt.rejects`` at that level (``joint`` ignored)."""
+    rng = np.random.default_rng(seed)
+    shocks: dict = {}
+    passed = None
+    for p, (k, n, k2, n2), s in zip(promises, counts, sizes, strict=True):
+        drawn = []
+        for side, kk, nn, ns in ((0, k, n, s.n), (1, k2, n2, s.n2 or 0)):
+            z = shocks.setdefault((repr(p.quantity), side), rng.standard_normal(draws))
+            if not ns:
+                drawn.append(np.zeros((kk.size, draws)))
+                continue
+            m = np.maximum(nn, 1.0)
+            r = np.clip(kk / m, 0.0, 1.0)
+            v = np.clip(r, 0.5 / m, 1 - 0.5 / m)
+            sd = np.sqrt(v * (1 - v) * (1 / m + 1 / ns))
+            drawn.append(np.clip(np.round((r[:, None] + sd[:, None] * z) * ns), 0, ns))
+        ok = ltt.rejects(p, drawn[0], s.n, drawn[1], s.n2 or 0, level, bnd, predict=True)
+        passed = ok if passed is None else passed & ok
+    return passed.mean(axis=1)
+
+
+ITEMS = [
+    [{"rate": "fairness_ratio", "min": 0.8, "compare": "worst_pair"}],
+    [{"rate": "fairness_ratio", "min": 0.8, "max": 1.25}],
+    [{"rate": "fairness_difference", "max": 0.15}],
+    [{"rate": "fpr", "max": 0.2}],
+    [{"rate": "precision", "min": 0.4}, {"rate": "recall", "min": 0.5}],
+]
+
+
+@pytest.mark.parametrize("bound", ["clopper_pearson", "hoeffding"])
+@pytest.mark.parametrize("case", range(len(ITEMS)))
+def test_pass_probabilities_read_off_one_simulation(case, bound, monkeypatch):
+    """At every level and on every subset of rules (what with_fallback asks for), the pass
+    probabilities read off the simulated joint p-values equal a fresh simulation tested
+    promise by promise; so does the path with_fallback returns."""
+    rng = np.random.default_rng(case)
+    part = small_part(rng, int(rng.integers(60, 400)), int(rng.integers(1, 4)), ties=True)
+    promises = declared.promises(ITEMS[case], part.y_pos, part.rows)
+    rules = [Rule(float(t)) for t in path._grid(part.score, 30)]
+    counts = certified._counts(promises, part, rules)
+    sizes = certified.predicted_sizes(promises, part, int(rng.integers(20, 2000)))
+    bnd = B.get(bound)
+    joint = path.simulated_p_values(promises, counts, sizes, bnd)
+    assert (joint is None) == (bound == "hoeffding" and case < 3)  # the union test decides
+    subset = np.flatnonzero(rng.random(len(rules)) < 0.5)
+    sub = [tuple(np.asarray(a)[subset] for a in c) for c in counts]
+    for level in (0.5, 0.05, 0.05 * 1e-3, 1e-9):
+        want = pass_probabilities_by_level(promises, counts, sizes, level, bnd)
+        assert np.array_equal(path.pass_probabilities(promises, counts, sizes, level, bnd,
+                                                      joint=joint), want)
+        assert np.array_equal(path.pass_probabilities(promises, counts, sizes, level, bnd),
+                              want)
+        assert np.array_equal(path.pass_probabilities(
+            promises, sub, sizes, level, bnd, joint=None if joint is None else joint[subset]),
+            want[subset])
+    prob = path.pass_probabilities(promises, counts, sizes, 0.05, bnd, joint=joint)
+    errors = list(rng.random(len(rules)))
+    usable = list(range(len(rules)))
+    order = path._front(prob, errors)
+    fast = path.with_fallback(order, usable, prob, errors, promises, counts, sizes, 0.05, bnd,
+                              joint)
+    monkeypatch.setattr(path, "pass_probabilities", pass_probabilities_by_level)
+    slow = path.with_fallback(order, usable, prob, errors, promises, counts, sizes, 0.05, bnd,
+                              joint)
+    assert fast == slow
