@@ -8,6 +8,11 @@
 # The papers' figures a config draws (plots named goh_*, carlevaro_*, bental_*, ruf_*,
 # agarwal_*) are copied as PNGs into benchmarks/results/figures/ (docs/img holds the copies the
 # method pages show).
+# It resumes: each item's run folder lives in runs/reproduce-<commit>/<item>/, and an item
+# that finished at this commit is not run again, so an interrupted `make reproduce` (the whole
+# takes longer than one sitting on 2 cores) goes on where it stopped when started again on the
+# same commit (`safeclf run --resume` for an item stopped half-way); the table says which
+# items an earlier sitting ran. A new commit starts afresh.
 # Exit 1 when any config or script missed an expectation or failed.
 BIN=${BIN:-.venv/bin}
 mkdir -p benchmarks/results
@@ -17,15 +22,37 @@ trap 'rm -rf "$tmp"' EXIT
 fail=""
 start=$(date +%s)
 duration() { printf '%dm %02ds' $(($1 / 60)) $(($1 % 60)); }
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+# a changed tree never resumes a clean one (the figures this script copies do not count)
+git diff --quiet HEAD -- . ':(exclude)benchmarks/results' 2>/dev/null || commit="$commit-dirty"
+state="runs/reproduce-$commit"
+mkdir -p "$state"
 for f in configs/*.yaml benchmarks/reproduce_*.py; do
   [ -e "$f" ] || continue
   t0=$(date +%s)
-  case $f in
-    *.yaml) echo "== safeclf run $f --check"
-            { "$BIN/safeclf" run "$f" --check; echo $? > "$tmp/rc"; } 2>&1 | tee "$tmp/log" ;;
-    *)      echo "== $f"
-            { "$BIN/python" "$f"; echo $? > "$tmp/rc"; } 2>&1 | tee "$tmp/log" ;;
-  esac
+  item=$(basename "$f"); item=${item%.*}
+  dir="$state/$item"
+  earlier=""
+  if [ -f "$dir/done" ]; then  # finished at this commit in an earlier sitting
+    echo "== $f: finished at $commit in an earlier sitting ($dir)"
+    cp "$dir/log" "$tmp/log"; cp "$dir/done" "$tmp/rc"
+    earlier=" (earlier sitting)"; t0=$(($(date +%s) - $(cat "$dir/seconds")))
+  else
+    mkdir -p "$dir"
+    prev=$(ls -d "$dir"/2*/ 2>/dev/null | tail -n 1)
+    if [ -n "$prev" ]; then  # stopped half-way: its remaining jobs
+      echo "== safeclf run --resume $prev --check"
+      { "$BIN/safeclf" run --resume "$prev" --check; echo $? > "$tmp/rc"; } 2>&1 | tee "$tmp/log"
+    else
+      case $f in
+        *.yaml) echo "== safeclf run $f --check"
+                { "$BIN/safeclf" run "$f" --check --out "$dir"; echo $? > "$tmp/rc"; } 2>&1 | tee "$tmp/log" ;;
+        *)      echo "== $f"
+                { SAFECLF_REPRODUCE_OUT="$dir" "$BIN/python" "$f"; echo $? > "$tmp/rc"; } 2>&1 | tee "$tmp/log" ;;
+      esac
+    fi
+    cp "$tmp/log" "$dir/log"; echo $(($(date +%s) - t0)) > "$dir/seconds"; cp "$tmp/rc" "$dir/done"
+  fi
   rc=$(cat "$tmp/rc")
   folder=$(grep -o 'run folder: .*' "$tmp/log" | tail -n 1 | sed 's/run folder: //')
   if [ -n "$folder" ] && [ -d "$folder/plots" ]; then
@@ -53,12 +80,12 @@ for f in configs/*.yaml benchmarks/reproduce_*.py; do
   else
     met=${met:-passed}
   fi
-  echo "| $f | $met | $bysrc | $(duration $(($(date +%s) - t0))) |" >> "$tmp/rows"
+  echo "| $f | $met | $bysrc | $(duration $(($(date +%s) - t0)))$earlier |" >> "$tmp/rows"
 done
 {
   echo "# make reproduce, $(date -u '+%Y-%m-%d %H:%M') UTC"
   echo
-  echo "$(nproc) cores, git $(git rev-parse --short HEAD 2>/dev/null || echo '?'), load average at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+  echo "$(nproc) cores, git $commit, load average at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null); run folders in $state"
   echo
   echo "Expectations by source: *cited* = the papers' and the proset report's figures and claims"
   echo "(paper, figure read off a plot, report), *project* = our own measurement or design choice,"
