@@ -7,6 +7,7 @@ fits them; and the runner's route end to end (saved model, predict, no solution)
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 
 import numpy as np
@@ -44,9 +45,14 @@ PARAMS = {
     "budgeted_selection": {"classes": [{"method": "sgd", "params": {"loss": "log_loss"},
                                         "features": [2, 4, 6]}],
                            "budget": 8, "quantum": 200},
+    "report_knn": {"k_max": 15, "cv": 3},
 }
 #: Registered methods left out, each with its reason.
 SKIPPED = {"fairlearn_eg": "needs fairlearn, an optional extra (bench) that CI does not install"}
+if importlib.util.find_spec("xgboost") is not None:
+    PARAMS["report_xgboost"] = {"n_trials": 2, "n_trees": 20, "cv": 3}
+else:
+    SKIPPED["report_xgboost"] = "needs xgboost, an optional extra (bench) that CI does not install"
 FAST = ("logreg", "sgd", "svm", "group_thresholds", "zafar")
 
 

@@ -37,9 +37,13 @@ methods:
   - method: zafar
   - method: proset
     params: {n_candidates: 50, max_iter: 200}
+  - method: report_knn
+    params: {k_max: 10, cv: 3}
 """ + ("""  - method: fairlearn_eg
     params: {ratio_bound: 0.8, max_iter: 10}
-""" if importlib.util.find_spec("fairlearn") else ""),
+""" if importlib.util.find_spec("fairlearn") else "") + ("""  - method: report_xgboost
+    params: {n_trials: 2, n_trees: 10, cv: 3}
+""" if importlib.util.find_spec("xgboost") else ""),
     "selection": """
 name: selection
 seeds: 1
@@ -127,7 +131,8 @@ def test_every_registered_method_is_covered(saved_runs):
 
     covered = {json.loads(meta.read_text())["job"]["plugin"]
                for run in saved_runs.values() for meta in (run / "models").glob("*.json")}
-    extras = {"fairlearn_eg"} if importlib.util.find_spec("fairlearn") is None else set()
+    extras = ({"fairlearn_eg"} if importlib.util.find_spec("fairlearn") is None else set()) | (
+        {"report_xgboost"} if importlib.util.find_spec("xgboost") is None else set())
     assert set(registry.method_names()) - covered == extras
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from safeclf.methods.proset.model import ProsetClassifier
+from safeclf.methods.proset.peers import ReportKNN, ReportXGBoost
 from safeclf.plugins.contract import MethodPlugin, Report
 
 
@@ -52,4 +53,46 @@ plugin = ProsetPlugin(
     name="proset",
     estimator=ProsetClassifier,
     summary="prototype set classifier (Ruf): kernel prototypes with sparse feature weights",
+)
+
+
+class PeerPlugin(MethodPlugin):
+    """The report's comparison classifiers (:mod:`safeclf.methods.proset.peers`): the search's
+    choice and the active-feature count the report's E8/E9 tables give."""
+
+    def requires(self, params):
+        return {"xgboost": "bench"} if self.estimator is ReportXGBoost else {}
+
+    def metric_names(self, params):
+        return ("n_active_features", "cv_threshold", "chosen_k", "optimal_k", "chosen_depth",
+                "chosen_trees", "optimal_trees")
+
+    def promise_names(self, params):
+        return ()
+
+    def report(self, estimator, task) -> Report:
+        metrics = {"n_active_features": float(estimator.n_active_features_)}
+        if isinstance(estimator, ReportKNN):
+            metrics.update(chosen_k=float(estimator.k_), optimal_k=float(estimator.k_optimal_),
+                           cv_threshold=float(estimator.cv_threshold_))
+        else:
+            stage2 = estimator.search_["stage2"]
+            metrics.update(chosen_depth=float(estimator.params_["max_depth"] - 1),
+                           chosen_trees=float(stage2["chosen_trees"]),
+                           optimal_trees=float(stage2["optimal_trees"]),
+                           cv_threshold=float(stage2["threshold"]))
+        return Report(metrics=metrics, details={"search": estimator.search_,
+                                                "params": getattr(estimator, "params_", None)})
+
+
+report_knn = PeerPlugin(
+    name="report_knn",
+    estimator=ReportKNN,
+    summary="k-nearest neighbours with k by the proset report's CV rule (its E8 comparison)",
+)
+
+report_xgboost = PeerPlugin(
+    name="report_xgboost",
+    estimator=ReportXGBoost,
+    summary="XGBoost by the proset report's two-stage search (its E9 comparison; bench extra)",
 )
