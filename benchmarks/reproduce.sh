@@ -13,6 +13,8 @@
 # takes longer than one sitting on 2 cores) goes on where it stopped when started again on the
 # same commit (`safeclf run --resume` for an item stopped half-way); the table says which
 # items an earlier sitting ran. A new commit starts afresh.
+# The record then lists every cited figure (paper, figure, report) beside ours, with its
+# tolerance, source and verdict (benchmarks/_reproduce_record.py).
 # Exit 1 when any config or script missed an expectation or failed.
 BIN=${BIN:-.venv/bin}
 mkdir -p benchmarks/results
@@ -98,6 +100,8 @@ done
     { for (k = 3; k <= 5; k++) { split($k, f, "/"); m[k] += f[1]; n[k] += f[2] } }
     END { printf "%d/%d | %d/%d | %d/%d", m[3], n[3], m[4], n[4], m[5], n[5] }' "$tmp/rows") | $(duration $(($(date +%s) - start))) |"
 } > "$table"
+# every cited figure beside ours, from the items' run folders
+"$BIN/python" benchmarks/_reproduce_record.py "$state" >> "$table"
 echo
 cat "$table"
 echo "(written to $table)"

@@ -8,11 +8,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "reproduce.sh"
+RECORD = SCRIPT.with_name("_reproduce_record.py")
 
 STUB = """#!/bin/sh
+case $1 in *_reproduce_record.py) exec "$REAL_PYTHON" "$@";; esac
 echo "$0 $*" >> "$CALLS"
 out=""; prev=""
 while [ $# -gt 0 ]; do
@@ -31,6 +34,7 @@ def project(tmp_path):
     (root / "configs").mkdir(parents=True)
     (root / "benchmarks").mkdir()
     shutil.copy(SCRIPT, root / "benchmarks" / "reproduce.sh")
+    shutil.copy(RECORD, root / "benchmarks" / "_reproduce_record.py")
     for name in ("a", "b", "c"):
         (root / "configs" / f"{name}.yaml").write_text(f"name: {name}\n")
     bin_ = tmp_path / "bin"
@@ -47,7 +51,7 @@ def project(tmp_path):
 
 
 def reproduce(root, bin_, calls):
-    env = {**os.environ, "BIN": str(bin_), "CALLS": str(calls)}
+    env = {**os.environ, "BIN": str(bin_), "CALLS": str(calls), "REAL_PYTHON": sys.executable}
     return subprocess.run(["sh", "benchmarks/reproduce.sh"], cwd=root, env=env,
                           capture_output=True, text=True)
 
@@ -102,3 +106,28 @@ def test_the_figures_it_copies_do_not_make_the_tree_changed(tmp_path):
     assert reproduce(root, bin_, tmp_path / "calls3").returncode == 0
     assert len((tmp_path / "calls3").read_text().splitlines()) == 3
     assert any(p.name.endswith("-dirty") for p in (root / "runs").iterdir())
+
+
+def test_the_record_lists_every_cited_figure_beside_ours(tmp_path):
+    """The record's second part: one row per cited expectation (paper, figure, report) with
+    its reference, tolerance and ours; our own and invariant checks are not listed; an item
+    without a run folder is named as such."""
+    sys.path.insert(0, str(RECORD.parent))
+    import _reproduce_record
+
+    run = tmp_path / "state" / "goh_figure2" / "20260101-000000-goh"
+    run.mkdir(parents=True)
+    (run / "expectations.csv").write_text(
+        "expectation,group,measured,condition,verdict,why,source,source_where,note\n"
+        "expect[0] mean(test_error),-,0.1644,figure 0.17 ± 0.014,pass,,figure,Figure 2 (left),\n"
+        "expect[1] max(miss),-,0.001,<= 0.02,pass,,invariant,,\n"
+        "expect[2] mean(ratio),kappa=0.5,0.516,paper 0.5 ± 0.1,deviation,why,paper,§4.1,\n")
+    (tmp_path / "state" / "reproduce_nu_table").mkdir()
+    text = _reproduce_record.section(tmp_path / "state")
+    rows = [r for r in text.splitlines() if r.startswith("| expect[")]
+    assert len(rows) == 2
+    assert "figure: Figure 2 (left)" in rows[0] and "figure 0.17 ± 0.014" in rows[0] \
+        and "| 0.1644 |" in rows[0]
+    assert "| kappa=0.5 |" in rows[1] and "| deviation |" in rows[1]
+    assert "### reproduce_nu_table" in text and "No run folder" in text
+    assert "max(miss)" not in text
