@@ -57,8 +57,12 @@ def load_gaussians(
     return checked("gaussians", X[perm], y[perm], info=info)
 
 
-def load_checkerboard(n: int = 8, n_samples: int = 6400, random_state: int = 0):
-    """Uniform points on the unit square, label = parity of the n×n cell they fall in."""
+def load_checkerboard(n: int = 8, n_samples: int = 6400, rotation: float = 0.0,
+                      random_state: int = 0):
+    """Uniform points on the unit square, label = parity of the n×n cell they fall in.
+    ``rotation`` (degrees) turns the points about the origin after labelling them, as the
+    proset report's "Checker rot" (45°): the pattern's edges are then no longer parallel to
+    the axes."""
     if n < 1:
         raise DataError(f"checkerboard: n must be ≥ 1, got {n}")
     _positive_samples("checkerboard", n_samples)
@@ -66,22 +70,32 @@ def load_checkerboard(n: int = 8, n_samples: int = 6400, random_state: int = 0):
     X = rng.uniform(0.0, 1.0, size=(n_samples, 2))
     cells = np.minimum((X * n).astype(int), n - 1)
     y = (cells.sum(axis=1) % 2).astype(int)
+    if rotation:
+        a = np.deg2rad(rotation)
+        X = X @ np.array([[np.cos(a), np.sin(a)], [-np.sin(a), np.cos(a)]])
     return checked("checkerboard", X, y, info={"outcome": record(
         "cell parity", 1, 0, meaning="1: the point's cell has odd parity; no label is a "
         "decision, a positive rate is the share predicted odd")})
 
 
-def load_xor(n_features: int = 6, n_samples: int = 6400, random_state: int = 0):
-    """Uniform points on [-1, 1]^d, label 1 where the product of the features is positive."""
+def load_xor(n_features: int = 6, n_samples: int = 6400, n_noise: int = 0,
+             random_state: int = 0):
+    """Uniform points on [-1, 1]^d, label 1 where the product of the features is positive;
+    ``n_noise`` more uniform features that the label does not depend on (the proset report's
+    "XOR 6+6f": six of each)."""
     if n_features < 1:
         raise DataError(f"xor: n_features must be ≥ 1, got {n_features}")
+    if n_noise < 0:
+        raise DataError(f"xor: n_noise must be ≥ 0, got {n_noise}")
     _positive_samples("xor", n_samples)
     rng = np.random.default_rng(random_state)
     X = rng.uniform(-1.0, 1.0, size=(n_samples, n_features))
     y = (np.prod(X, axis=1) > 0).astype(int)
+    if n_noise:
+        X = np.hstack([X, rng.uniform(-1.0, 1.0, size=(n_samples, n_noise))])
     return checked("xor", X, y, info={"outcome": record(
-        "product positive", 1, 0, meaning="1: the product of the features is positive; no "
-        "label is a decision")})
+        "product positive", 1, 0, meaning="1: the product of the first n_features features is "
+        "positive; no label is a decision")})
 
 
 gaussians = DatasetPlugin("gaussians", load_gaussians,

@@ -85,3 +85,33 @@ def test_adult_small_is_what_its_script_derives(tmp_path, monkeypatch):
         (folder.parent / "adult" / "adult.data.gz").read_bytes())
     module.main()
     assert (tmp_path / "adult_small.csv").read_bytes() == (folder / "adult_small.csv").read_bytes()
+
+
+def test_the_rotated_checkerboard_turns_the_points_and_keeps_their_labels():
+    """The proset report's "Checker rot": the same points and labels, turned by 45° about the
+    origin (the author's rotation matrix), so the cell edges are diagonal."""
+    import numpy as np
+
+    from safeclf.datasets.synthetic import load_checkerboard
+
+    plain, turned = load_checkerboard(n=8, n_samples=500), load_checkerboard(
+        n=8, n_samples=500, rotation=45.0)
+    a = np.sqrt(2.0) / 2.0
+    assert np.array_equal(plain.y, turned.y)
+    assert np.allclose(turned.X, plain.X @ np.array([[a, -a], [a, a]]).T)
+    # labels are not a parity of the turned coordinates' cells any more
+    cells = np.floor(turned.X * 8).astype(int)
+    assert np.mean((cells.sum(axis=1) % 2) == turned.y) < 0.7
+
+
+def test_xor_noise_features_leave_the_label_to_the_first_ones():
+    import numpy as np
+
+    from safeclf.datasets.synthetic import load_xor
+
+    plain, noisy = load_xor(n_features=4, n_samples=300), load_xor(n_features=4, n_samples=300,
+                                                                   n_noise=3)
+    assert noisy.X.shape == (300, 7)
+    assert np.array_equal(noisy.X[:, :4], plain.X) and np.array_equal(noisy.y, plain.y)
+    assert np.array_equal(noisy.y, (np.prod(noisy.X[:, :4], axis=1) > 0).astype(int))
+    assert not np.array_equal(noisy.y, (np.prod(noisy.X, axis=1) > 0).astype(int))
