@@ -89,23 +89,11 @@ def test_the_grid_of_sorted_scores_is_the_grid(seed):
 
 def pass_probabilities_by_level(promises, counts, sizes, level, bnd, draws=path.PASS_DRAWS,
                                 seed=0, joint=None):
-    """The pass probabilities as computed before round three: simulated again at each
-    level, each promise tested by ``ltt.rejects`` at that level (``joint`` ignored)."""
-    rng = np.random.default_rng(seed)
-    shocks: dict = {}
+    """The pass probabilities as computed before round three: each promise tested by
+    ``ltt.rejects`` at ``level`` on the simulated held-back counts (``path._draws``, unchanged
+    by that round), ``joint`` ignored."""
     passed = None
-    for p, (k, n, k2, n2), s in zip(promises, counts, sizes, strict=True):
-        drawn = []
-        for side, kk, nn, ns in ((0, k, n, s.n), (1, k2, n2, s.n2 or 0)):
-            z = shocks.setdefault((repr(p.quantity), side), rng.standard_normal(draws))
-            if not ns:
-                drawn.append(np.zeros((kk.size, draws)))
-                continue
-            m = np.maximum(nn, 1.0)
-            r = np.clip(kk / m, 0.0, 1.0)
-            v = np.clip(r, 0.5 / m, 1 - 0.5 / m)
-            sd = np.sqrt(v * (1 - v) * (1 / m + 1 / ns))
-            drawn.append(np.clip(np.round((r[:, None] + sd[:, None] * z) * ns), 0, ns))
+    for p, drawn, s in path._draws(promises, counts, sizes, draws, seed):
         ok = ltt.rejects(p, drawn[0], s.n, drawn[1], s.n2 or 0, level, bnd, predict=True)
         passed = ok if passed is None else passed & ok
     return passed.mean(axis=1)
