@@ -176,15 +176,50 @@ SPEC_2000 = Path(__file__).resolve().parent / "runner_2000.yaml"
 WALL_2000, MIB_2000 = 15.0, 300.0
 
 #: Runs ``argv`` as a child and prints, as JSON, its wall time and the resource use of every
-#: process it and its children reaped (CPU seconds; the largest resident set of any one)
+#: process it and its children reaped (CPU seconds; the largest resident set of any one), and
+#: the largest private (anonymous) memory of any one of them, sampled from /proc every 20 ms:
+#: the resident set also counts clean pages of shared libraries mapped from files, which
+#: depend on the page cache and the install (pyarrow's libraries: 17 MiB in one venv, 41 MiB
+#: in a fresh one, the same code; benchmarks/NOTES.md) and which the kernel may drop at will
 MEASURED = """
-import json, resource, subprocess, sys, time
+import json, os, resource, subprocess, sys, time
+
+def anon_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return sum(int(line.split()[1]) for line in f
+                       if line.startswith(("RssAnon:", "RssShmem:")))
+    except (OSError, ValueError, IndexError):
+        return 0
+
+def tree(root):
+    kids = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            kids.setdefault(ppid, []).append(int(name))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(kids.get(pid, []))
+    return out
+
 t0 = time.perf_counter()
-code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+peak = 0
+while child.poll() is None:
+    peak = max([peak] + [anon_kib(p) for p in tree(child.pid)])
+    time.sleep(0.02)
+code = child.returncode
 wall = time.perf_counter() - t0
 use = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"code": code, "wall": wall, "cpu": use.ru_utime + use.ru_stime,
-                  "max_rss_mib": use.ru_maxrss / 1024}))
+                  "max_rss_mib": use.ru_maxrss / 1024, "max_private_mib": peak / 1024}))
 """
 
 
@@ -202,8 +237,10 @@ def writes_per_record(run_dir: Path) -> dict[str, int]:
 
 def two_thousand(out: Path) -> bool:
     """``safeclf run benchmarks/runner_2000.yaml`` as a whole command in a fresh process: wall
-    (target < 15 s on an idle machine, a timing: unreliable under load), the largest resident
-    set of any of its processes (< 300 MiB, not a timing) and every record written once."""
+    (target < 15 s on an idle machine, a timing: unreliable under load), the largest private
+    memory of any of its processes (< 300 MiB, not a timing; the largest resident set, which
+    also counts shared libraries' file pages, recorded beside it: ``MEASURED``) and every
+    record written once."""
     exe = Path(sys.executable).with_name("safeclf")
     load0 = os.getloadavg()[0]
     done = subprocess.run([sys.executable, "-c", MEASURED, str(exe), "run", str(SPEC_2000),
@@ -221,15 +258,18 @@ def two_thousand(out: Path) -> bool:
     load = max(load0, os.getloadavg()[0])
     sec = manifest["seconds"]
     print(f"2,000-job spec ({n} jobs): wall {m['wall']:.1f} s (target < {WALL_2000:g} s idle), "
-          f"CPU {m['cpu']:.1f} s, largest process {m['max_rss_mib']:.0f} MiB (target < "
-          f"{MIB_2000:g}); jobs {sec['jobs']:.1f} s, tables {sec['tables']:.1f} s, report "
+          f"CPU {m['cpu']:.1f} s, largest process {m['max_private_mib']:.0f} MiB private (target "
+          f"< {MIB_2000:g}), {m['max_rss_mib']:.0f} MiB resident; jobs {sec['jobs']:.1f} s, tables {sec['tables']:.1f} s, report "
           f"{sec['report']:.1f} s; each record written {most:g} time(s); load {load:.2f}")
     detail = (f"CPU {m['cpu']:.1f} s; jobs {sec['jobs']:.1f} s, tables {sec['tables']:.1f} s, "
               f"report {sec['report']:.1f} s; load {load:.2f}")
     met = figure("2,000-job spec: wall of safeclf run", m["wall"], WALL_2000, "<=", "s", detail)
-    met &= figure("2,000-job spec: largest process", m["max_rss_mib"], MIB_2000, "<=", "MiB",
-                  f"peak resident set of the largest of its processes; load {load:.2f}",
-                  timed=False)
+    met &= figure("2,000-job spec: largest process", m["max_private_mib"], MIB_2000, "<=",
+                  "MiB", f"peak private (anonymous) memory of the largest of its processes, "
+                  f"sampled every 20 ms; its peak resident set {m['max_rss_mib']:.0f} MiB; "
+                  f"load {load:.2f}", timed=False)
+    figure("2,000-job spec: largest resident set", m["max_rss_mib"], None, None, "MiB",
+           "ru_maxrss: also the clean file pages of shared libraries", timed=False)
     met &= figure("2,000-job spec: writes of the most-written record", most, 1, "<=", "",
                   f"{len(records)} records, {sum(writes.values())} lines in records.sha256",
                   timed=False)
