@@ -1,7 +1,7 @@
 """Runner overhead: 200 trivial jobs through the whole runner, and its speed-up on 2 workers;
 and the 2,000-job spec (``benchmarks/runner_2000.yaml``: logistic regression on breast_cancer,
 5 values of C × 400 seeds) as a whole ``safeclf run``: wall under 15 s on an idle machine,
-the largest process under 300 MiB, every record written once (``--2000`` runs it alone).
+the largest process under 300 MiB of private memory, every record written once (``--2000`` runs it alone).
 
 Per-job overhead = (wall time of the run on one worker − the time spent inside the jobs'
 fit and predict) / number of jobs: what the runner adds for splitting, metrics, records and
