@@ -89,33 +89,3 @@ def test_step_tolerances_loosen_with_the_gain_and_return_to_the_base():
     assert G_TOL < g_tol and v[0] * g_tol <= 0.25 * gain + 1e-15
     # an inactive constraint (v = 0) cannot lose anything to slack: the cap
     assert mm.step_tolerances(gain, np.array([0.0]), base)[1] == pytest.approx(30 * G_TOL)
-
-
-def test_a_tight_point_with_an_exact_inner_solve_settles_without_kellys_far_point():
-    # g(v0) = -0.8·G_TOL is in the window; the cut bounds z(0) by u + |g|·v0 = u + 1.6e-4,
-    # above ε = 1e-4, which Kelley's point (v = 0) would have been evaluated to close
-    root, slope = 0.2, -4.0
-    v0 = root + 0.8 * G_TOL / -slope
-    evaluate, calls = _dual(lambda v: slope * (v - root))
-    cp = cutting_plane(evaluate, 1, 100.0, 1e-4, 30, v_start=np.array([v0]))
-    assert calls == [v0]
-    assert cp.U - cp.L > 1e-4  # settled by the tight point, not by U − L
-
-
-def test_a_point_tight_only_on_a_loose_solve_is_searched_on_not_abandoned_for_v0():
-    # the first, loose solve (outer gap inf) puts g(v0) inside the window with u − l = 5e-3;
-    # the exact re-solve at v0 puts it below: the search goes on from there toward the root
-    root, slope, v0 = 0.2, -4.0, 0.205
-    exact, calls = _dual(lambda v: slope * (v - root))
-
-    def evaluate(v, gap):
-        u, l, g, p = exact(v, gap)
-        if not np.isfinite(gap):
-            return u, l - 5e-3, np.array([-0.5 * G_TOL]), p
-        return u, l, g, p
-
-    cp = cutting_plane(evaluate, 1, 100.0, 1e-4, 30, v_start=np.array([v0]), slope=slope)
-    assert calls[:2] == [v0, v0]  # the loose tight point is evaluated again first
-    assert 0.0 not in calls
-    assert -G_TOL <= cp.cuts[-1].grad[0] <= 0.0
-    assert len(calls) == 3  # then one Newton step with the slope hint

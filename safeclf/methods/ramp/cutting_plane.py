@@ -119,27 +119,25 @@ def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None, g_tol=G_TOL,
     v = np.zeros(m) if v_start is None else np.clip(np.asarray(v_start, float), 0.0, v_max)
     U, L = np.inf, -np.inf
     t = 0
-    ask = np.inf  # the outer gap the next inner solve is told (U_t − L_t, or see below)
     while t < max_iter:
         t += 1
-        upper, lower, grad, payload = evaluate(v, ask)
+        upper, lower, grad, payload = evaluate(v, U - L)
         cuts.append(Cut(v.copy(), upper, lower, np.asarray(grad, float), payload))
         if m == 0:  # no constraints: z is the SVM's value, one evaluation
             U, L = upper, lower
             break
         L = max(c.lower for c in cuts)
         U, v_kelley = _max_model(cuts, v_max)
-        ask = U - L
+        if U - L <= eps and (m != 1 or _settled(cuts, v_max, g_tol)):
+            break
         if m == 1:
-            if _settled(cuts, v_max, g_tol, eps, U - L) or _closed(cuts, g_tol):
+            if _closed(cuts, g_tol):
                 break
-            v, again = _one_d_next(cuts, v_max, v_kelley, g_tol, slope)
-            if again is not None:  # a tight point whose inner solve was not exact enough:
-                ask = min(ask, again)  # once more, as exact as its own gap asks
+            v = _one_d_next(cuts, v_max, v_kelley, g_tol, slope)
+            if v is None:  # the point is settled but its inner solve was not exact enough
+                v = cuts[-1].v.copy()
                 continue
         else:
-            if U - L <= eps:
-                break
             best = max(cuts, key=lambda c: c.lower)
             v = _level_point(cuts, v_max, best.v, L + 0.5 * (U - L))
         if any(np.allclose(v, c.v, rtol=0, atol=1e-12 * max(1.0, v_max)) for c in cuts):
@@ -166,7 +164,6 @@ def _closed(cuts, g_tol):
     without entering it. Over so narrow a bracket z(v) changes by at most max|g|·width, so
     the search stops; the caller takes the best evaluated point (a feasible one, with the
     slack it has)."""
-    cuts = _latest(cuts)
     above = [c.v[0] for c in cuts if c.grad[0] > 0.0]
     below = [c.v[0] for c in cuts if c.grad[0] < -g_tol]
     if not above or not below:
@@ -175,60 +172,29 @@ def _closed(cuts, g_tol):
     return 0.0 <= hi - lo <= BRACKET_WIDTH * max(hi, 1e-12)
 
 
-def _latest(cuts):
-    """The last cut at each evaluated v (a point evaluated again, more exactly, supersedes
-    its earlier evaluation for the search; every cut stays a valid upper bound of z)."""
-    seen, out = set(), []
-    for c in reversed(cuts):  # in the order of their evaluation
-        if float(c.v[0]) not in seen:
-            seen.add(float(c.v[0]))
-            out.append(c)
-    return out[::-1]
-
-
-def _tight_points(cuts, v_max, g_tol):
-    return [c for c in _latest(cuts) if _tight(c, v_max, g_tol)]
-
-
-def _settled(cuts, v_max, g_tol, eps, gap):
-    """Whether the m = 1 search may stop: a tight point (see :func:`cutting_plane`) whose
-    inner solve is within ``eps`` (u − l ≤ ε), or any tight point once U_t − L_t ≤ ε. At a
-    tight v > 0 the cuts bound z(0) by u + |g|·v, which a window of width ``g_tol`` leaves
-    up to v·g_tol above L_t: that share is the constraint's accepted slack (what
-    :func:`~safeclf.methods.ramp.mm.step_tolerances` budgets as v·g_tol), not a gap an
-    evaluation at the far end of V (Kelley's point there) would close in the primal: the
-    returned point's objective is u + v·|g| whatever that evaluation finds."""
-    tight = _tight_points(cuts, v_max, g_tol)
-    return bool(tight) and (gap <= eps or any(c.upper - c.lower <= eps for c in tight))
-
-
-#: evaluations of one tight multiplier before the search moves on (see :func:`_one_d_next`)
-MAX_EVALUATIONS = 3
+def _settled(cuts, v_max, g_tol):
+    return any(_tight(c, v_max, g_tol) for c in cuts)
 
 
 def _one_d_next(cuts, v_max, v_kelley, g_tol, slope=None):
-    """The 1-D search for g(v) in [−g_tol, 0] (g decreases in v): (the next v, None), or
-    (a tight point's v, its u − l) to evaluate that point again, as exact as its own gap
-    asks (at most ``MAX_EVALUATIONS`` times; then Kelley's point, the maximiser of the
-    cutting-plane model, Algorithm 2's own choice). Otherwise each step aims at
-    g = −g_tol/2, the middle of the window: within a bracket [lo, hi] with g(lo) > 0 > g(hi),
-    by the secant of the two ends kept 5 % inside (Kelley's point while both ends are far
-    from the window, and the midpoint after two steps landed on the same side, as the
-    Illinois rule does: g is only known to the inner solves' accuracy, and a one-sided
-    secant stalls); before a bracket, a Newton step from the point nearest the window with
-    the slope of the secant through the two nearest points, or ``slope`` when that one does
-    not decrease (at most 4× away; without any slope 2×, or 1 from 0). A search that must
-    go below its lowest point ends at v = 0 (is the constraint inactive?). Only the latest
-    evaluation at each v counts: a point that was tight on a loose inner solve and is not on
-    a more exact one is a point of the search like any other."""
-    tight = _tight_points(cuts, v_max, g_tol)
-    if tight:
-        c = max(tight, key=lambda c: c.lower)
-        if sum(x.v[0] == c.v[0] for x in cuts) < MAX_EVALUATIONS:
-            return c.v.copy(), c.upper - c.lower
-        return np.asarray(v_kelley, float), None
-    cuts = _latest(cuts)
-    aim = -0.5 * min(g_tol, G_TOL)  # a loose window accepts more slack, but aims low
+    """The 1-D search for g(v) in [−g_tol, 0] (g decreases in v): the next v, or None to
+    evaluate the last point again (it is tight, and a second, warmer inner solve tied to the
+    smaller U_t − L_t closes the gap); once a tight point is known, Kelley's point (the
+    maximiser of the cutting-plane model, Algorithm 2's own choice). Otherwise each step
+    aims at g = −g_tol/2, the middle of the window: within a bracket [lo, hi] with
+    g(lo) > 0 > g(hi), by the secant of the two ends kept 5 % inside (Kelley's point while
+    both ends are far from the window, and the midpoint after two steps landed on the same
+    side, as the Illinois rule does: g is only known to the inner solves' accuracy, and a
+    one-sided secant stalls); before a bracket, a Newton step from the point nearest the
+    window with the slope of the secant through the two nearest points, or ``slope`` when
+    that one does not decrease (at most 4× away; without any slope 2×, or 1 from 0). A
+    search that must go below its lowest point ends at v = 0 (is the constraint inactive?)."""
+    last = cuts[-1]
+    if _tight(last, v_max, g_tol) and sum(c.v[0] == last.v[0] for c in cuts) == 1:
+        return None
+    if _settled(cuts, v_max, g_tol):  # a tight point is known: what is left is U_t − L_t,
+        return np.asarray(v_kelley, float)  # closed by the cut at the model's maximiser
+    aim = -0.5 * g_tol
     above = [c.grad[0] > 0.0 for c in cuts]  # no point is tight: above or below the window
     pos = sorted((c for c, a in zip(cuts, above) if a), key=lambda c: c.v[0])
     neg = sorted((c for c, a in zip(cuts, above) if not a), key=lambda c: c.v[0])
@@ -243,7 +209,7 @@ def _one_d_next(cuts, v_max, v_kelley, g_tol, slope=None):
                    and False in above[:-2])
         if stalled or not (lo.v[0] + 0.05 * width <= x <= hi.v[0] - 0.05 * width):
             x = 0.5 * (lo.v[0] + hi.v[0])
-        return np.array([x]), None
+        return np.array([x])
     near = pos[::-1] if pos else neg  # nearest the window first
     s = _slope(near[:2]) if len(near) >= 2 else None
     s = s if s is not None else (slope if slope is not None and slope < 0 else None)
@@ -254,12 +220,12 @@ def _one_d_next(cuts, v_max, v_kelley, g_tol, slope=None):
         else:
             x = 2.0 * v0 if v0 > 0 else 1.0
         if v0 <= 0.0:
-            return np.array([min(v_max, x if x > 0 else 1.0)]), None
-        return np.array([min(v_max, min(max(x, 1.01 * v0), 4.0 * v0))]), None
+            return np.array([min(v_max, x if x > 0 else 1.0)])
+        return np.array([min(v_max, min(max(x, 1.01 * v0), 4.0 * v0))])
     if v0 <= 0.0 or any(c.v[0] == 0.0 for c in cuts):  # below the window: shrink
-        return np.array([0.0]), None
+        return np.array([0.0])
     x = v0 + (aim - g0) / s if s is not None else 0.5 * v0
-    return np.array([0.0 if x <= 0.25 * v0 else min(x, 0.99 * v0)]), None
+    return np.array([0.0 if x <= 0.25 * v0 else min(x, 0.99 * v0)])
 
 
 def _slope(two):
