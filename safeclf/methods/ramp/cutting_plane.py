@@ -9,9 +9,7 @@ minimum of those cuts, U_t = max_V h_t, L_t = max_s l_s, and the search stops wh
 U_t − L_t ≤ ε, returning the iterate with the largest l_s (lines 5–7).
 
 CutChooser: for m = 1 a safeguarded one-dimensional search (bracket the sign change of g,
-then the intersection of the two bracketing cuts, falling back to bisection), which also stops
-at a point where the constraint is tight and whose own inner solve is within ε (the constraint's
-window, not U_t − L_t, then bounds what is left: :func:`_settled`); for m > 1 the
+then the intersection of the two bracketing cuts, falling back to bisection); for m > 1 the
 level method (Nemirovski's lecture notes, the paper's [20]): the projection of the best
 point onto {v : h_t(v) ≥ L_t + ½(U_t − L_t)}.
 """
