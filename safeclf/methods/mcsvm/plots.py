@@ -83,9 +83,13 @@ sdr_regions.check = lambda options: (_known(options, {"p_safe", "epsilons"}),
 
 
 def tau_hyperplanes(t, details, fig):
-    rows = [(float(r.get("n_tau", np.nan)), details.get(r["job"]) or {})
-            for _, r in t.iterrows()]
-    rows = sorted([(n, d) for n, d in rows if "source_hyperplanes" in d], key=lambda r: r[0])
+    rows = [(float(r.get("n_tau", np.nan)), float(r.get("seed", 0)),
+             details.get(r["job"]) or {}) for _, r in t.iterrows()]
+    first = {}  # one panel per #T: its lowest seed's fit (more seeds would only repeat it)
+    for n, seed, d in sorted(rows, key=lambda r: (r[0], r[1])):
+        if "source_hyperplanes" in d:
+            first.setdefault(n, (n, d))
+    rows = list(first.values())
     if not rows:
         raise ValueError("no job reports per-source hyperplanes (a linear mcsvm on a dataset "
                          "with compare_sources: true)")
