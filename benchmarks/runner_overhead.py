@@ -1,7 +1,8 @@
 """Runner overhead: 200 trivial jobs through the whole runner, and its speed-up on 2 workers;
 and the 2,000-job spec (``benchmarks/runner_2000.yaml``: logistic regression on breast_cancer,
 5 values of C × 400 seeds) as a whole ``safeclf run``: wall under 15 s on an idle machine,
-the largest process under 300 MiB of private memory, every record written once (``--2000`` runs it alone).
+the largest process under 300 MiB of private memory, every record written once (``--2000``
+runs it alone).
 
 Per-job overhead = (wall time of the run on one worker − the time spent inside the jobs'
 fit and predict) / number of jobs: what the runner adds for splitting, metrics, records and
@@ -259,8 +260,9 @@ def two_thousand(out: Path) -> bool:
     sec = manifest["seconds"]
     print(f"2,000-job spec ({n} jobs): wall {m['wall']:.1f} s (target < {WALL_2000:g} s idle), "
           f"CPU {m['cpu']:.1f} s, largest process {m['max_private_mib']:.0f} MiB private (target "
-          f"< {MIB_2000:g}), {m['max_rss_mib']:.0f} MiB resident; jobs {sec['jobs']:.1f} s, tables {sec['tables']:.1f} s, report "
-          f"{sec['report']:.1f} s; each record written {most:g} time(s); load {load:.2f}")
+          f"< {MIB_2000:g}), {m['max_rss_mib']:.0f} MiB resident; jobs {sec['jobs']:.1f} s, "
+          f"tables {sec['tables']:.1f} s, report {sec['report']:.1f} s; each record written "
+          f"{most:g} time(s); load {load:.2f}")
     detail = (f"CPU {m['cpu']:.1f} s; jobs {sec['jobs']:.1f} s, tables {sec['tables']:.1f} s, "
               f"report {sec['report']:.1f} s; load {load:.2f}")
     met = figure("2,000-job spec: wall of safeclf run", m["wall"], WALL_2000, "<=", "s", detail)

@@ -83,13 +83,14 @@ sdr_regions.check = lambda options: (_known(options, {"p_safe", "epsilons"}),
 
 
 def tau_hyperplanes(t, details, fig):
-    rows = [(float(r.get("n_tau", np.nan)), float(r.get("seed", 0)),
-             details.get(r["job"]) or {}) for _, r in t.iterrows()]
+    jobs = sorted((float(r.get("n_tau", np.nan)), float(r.get("seed", 0)), r["job"])
+                  for _, r in t.iterrows())
     first = {}  # one panel per #T: its lowest seed's fit (more seeds would only repeat it)
-    for n, seed, d in sorted(rows, key=lambda r: (r[0], r[1])):
+    for n, _, job in jobs:
+        d = details.get(job) or {}
         if "source_hyperplanes" in d:
-            first.setdefault(n, (n, d))
-    rows = list(first.values())
+            first.setdefault(n, d)
+    rows = list(first.items())
     if not rows:
         raise ValueError("no job reports per-source hyperplanes (a linear mcsvm on a dataset "
                          "with compare_sources: true)")
