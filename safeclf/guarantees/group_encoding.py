@@ -26,9 +26,11 @@ class GroupEncoding:
     columns: tuple
     lookup: dict
 
-    def groups_of(self, X) -> np.ndarray:
-        """The group of each row of X; a row whose values match no group is an error."""
+    def groups_of(self, X, at=None) -> np.ndarray:
+        """The group of each row of X (of rows ``at`` only, when given); a row whose values
+        match no group is an error."""
         cols = _dense(X, list(self.columns))
+        cols = cols if at is None else cols[at]
         out = np.full(cols.shape[0], None, dtype=object)
         for key, group in self.lookup.items():
             values = np.array([float(v) for v in key.split("|")])
@@ -53,23 +55,23 @@ def _key(values) -> str:
 PREFIX = 1000
 
 
-def find(X, groups) -> GroupEncoding | None:
-    """The columns of ``X`` that encode ``groups`` (see the module docstring), or None.
-    Indicator columns are recognised whatever their two values (a standardised one-hot
-    column is still one)."""
+def find(X, groups, at=None) -> GroupEncoding | None:
+    """The columns of ``X`` (of its rows ``at``, when given: ``groups`` are theirs) that
+    encode ``groups`` (see the module docstring), or None. Indicator columns are recognised
+    whatever their two values (a standardised one-hot column is still one)."""
     names, codes = _codes(groups)
-    Xc = X.tocsc() if sp.issparse(X) else np.asarray(X)
+    Xc, at = _source(X, at)
     indicators = {}  # group -> (column, value on its rows, value elsewhere)
     most = max(names.size, 2)  # more distinct values than this: neither kind of column
-    for j in range(X.shape[1]):
-        col = _column(Xc, j)
-        prefix = np.unique(col[:PREFIX])
+    for j in range(Xc.shape[1]):
+        prefix = np.unique(_column(Xc, j, at, PREFIX))
         if prefix.size > most:  # a prefix says it without sorting all rows
             continue
-        values, at, hit = _values(col, prefix)
+        col = _column(Xc, j, at)
+        values, at_value, hit = _values(col, prefix)
         if values.size not in (names.size, 2):
             continue
-        owner, whole = _owners(at, hit, values.size, codes, names.size)
+        owner, whole = _owners(at_value, hit, values.size, codes, names.size)
         if values.size == names.size and np.all(owner >= 0):
             return GroupEncoding((j,), {_key([v]): str(names[o]) for v, o in zip(values, owner)})
         if values.size == 2:
@@ -93,12 +95,25 @@ def _codes(groups):
     return codes(groups)
 
 
-def _column(Xc, j: int) -> np.ndarray:
-    """Column ``j`` as floats (a view of a dense float array: no copy for a column that the
-    first rows already rule out)."""
+def _source(X, at):
+    """(X as its columns are read: CSC when sparse, else an array; the rows to read, None:
+    all). A dense array is read in place at rows ``at`` (no copy of the rows: on a million
+    rows the copy cost more than the search); anything else is first cut to them."""
+    if at is not None and not isinstance(X, np.ndarray):
+        X, at = (X.iloc[at] if hasattr(X, "iloc") else X[at]), None
+    return (X.tocsc() if sp.issparse(X) else np.asarray(X)), at
+
+
+def _column(Xc, j: int, at=None, first: int | None = None) -> np.ndarray:
+    """Column ``j`` as floats, at rows ``at`` (None: all; a dense source only, see
+    :func:`_source`), its ``first`` values only when given (a view of a dense float array
+    where it can be: no copy for a column that the first rows already rule out)."""
     if sp.issparse(Xc):
-        return _dense(Xc, [j]).ravel()
-    return np.asarray(Xc[:, j], dtype=float)
+        col = _dense(Xc, [j]).ravel()
+        return col if first is None else col[:first]
+    if at is not None:
+        return np.asarray(Xc[at if first is None else at[:first], j], dtype=float)
+    return np.asarray(Xc[:, j] if first is None else Xc[:first, j], dtype=float)
 
 
 def _values(col, prefix):
@@ -158,38 +173,40 @@ class IntersectionEncoding:
     def columns(self) -> tuple:
         return tuple(sorted({c for p in self.parts for c in p.columns}))
 
-    def groups_of(self, X) -> np.ndarray:
+    def groups_of(self, X, at=None) -> np.ndarray:
         from safeclf.guarantees.groups import intersect
 
-        return intersect([p.groups_of(X) for p in self.parts])
+        return intersect([p.groups_of(X, at) for p in self.parts])
 
 
-def find_any(X, groups, components=None):
+def find_any(X, groups, components=None, at=None):
     """:func:`find` for ``groups``; where no columns encode the groups themselves and
     ``components`` (the row entries whose intersection they are, in order) are given, an
     :class:`IntersectionEncoding` of the components' encodings when every component is
-    encoded; else None."""
-    found = find(X, groups)
+    encoded; else None. ``at``: of those rows of X only (``groups`` and the components are
+    theirs)."""
+    found = find(X, groups, at)
     if found is not None or not components:
         return found
-    parts = [find(X, c) for c in components]
+    parts = [find(X, c, at) for c in components]
     if any(p is None for p in parts):
         return None
     enc = IntersectionEncoding(tuple(parts))
-    return enc if np.array_equal(enc.groups_of(X).astype(str), np.asarray(groups).astype(str)) \
-        else None
+    return enc if np.array_equal(enc.groups_of(X, at).astype(str),
+                                 np.asarray(groups).astype(str)) else None
 
 
-def encoding_columns(X, groups) -> tuple[int, ...]:
+def encoding_columns(X, groups, at=None) -> tuple[int, ...]:
     """Every column of X that encodes ``groups``: a column whose values stand one-to-one for
     the groups, or an indicator of one group (its rows take one value that no other row
     takes). A group-blind rule leaves all of them out (two one-hot columns of a two-valued
-    attribute each encode it alone)."""
+    attribute each encode it alone). ``at``: of those rows of X only (``groups`` are
+    theirs)."""
     names, codes = _codes(groups)
-    Xc = X.tocsc() if sp.issparse(X) else np.asarray(X)
+    Xc, at = _source(X, at)
     out = []
-    for j in range(X.shape[1]):
-        col = _column(Xc, j)
+    for j in range(Xc.shape[1]):
+        col = _column(Xc, j, at)
         values = np.unique(col)
         if values.size < 2:
             continue
@@ -199,18 +216,19 @@ def encoding_columns(X, groups) -> tuple[int, ...]:
     return tuple(out)
 
 
-def encodes_group(X, rows, group_columns=(), key: str = "groups") -> bool:
-    """Whether some feature column of ``X`` encodes the group ``rows[key]`` or one of its
-    components (the ``group_columns`` in ``rows``): whether a model fitted on ``X`` can read
-    the group (:func:`encoding_columns`)."""
+def encodes_group(X, rows, group_columns=(), key: str = "groups", at=None) -> bool:
+    """Whether some feature column of ``X`` (of its rows ``at``, when given: those of the
+    entries ``rows``) encodes the group ``rows[key]`` or one of its components (the
+    ``group_columns`` in ``rows``): whether a model fitted on ``X`` can read the group
+    (:func:`encoding_columns`)."""
     X = X.to_numpy() if hasattr(X, "iloc") else X
     keys = [rows[key]] + [rows[c] for c in group_columns or () if c in rows]
-    return any(encoding_columns(X, g) for g in keys)
+    return any(encoding_columns(X, g, at) for g in keys)
 
 
-def require(X, groups, who: str) -> GroupEncoding:
+def require(X, groups, who: str, at=None) -> GroupEncoding:
     """:func:`find`, or a :class:`DataError` saying why ``who`` needs it."""
-    found = find(X, groups)
+    found = find(X, groups, at)
     if found is None:
         raise DataError(f"{who}: no feature columns determine the group, so the group cannot "
                         "be known when predicting; keep the group among the features (csv: "

@@ -93,13 +93,18 @@ def _equals(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return 1.0 - a, -b
 
 
+def _constant(n: int, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+    """(a, b) the same on every row of n: read-only views of two numbers, no n-row arrays."""
+    return np.broadcast_to(a, (n,)), np.broadcast_to(b, (n,))
+
+
 #: What a rate counts on each row, as ``(a, b)`` with the event's indicator a + b·p at
 #: p = 1[predicted positive] (and its probability under a randomised rule at p ∈ [0, 1]):
 #: functions of (the data: labels and rows, the rows entry holding a deployed model's
 #: predictions, the place for messages).
 EVENTS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
-    "predicted_positive": lambda data, baseline, where: _equals(np.ones(data.n, bool)),
-    "predicted_negative": lambda data, baseline, where: _differs(np.ones(data.n, bool)),
+    "predicted_positive": lambda data, baseline, where: _constant(data.n, 0.0, 1.0),
+    "predicted_negative": lambda data, baseline, where: _constant(data.n, 1.0, -1.0),
     "error": lambda data, baseline, where: _differs(data.positive),
     "correct": lambda data, baseline, where: _equals(data.positive),
     "differs_from_baseline": lambda data, baseline, where: _differs(

@@ -115,7 +115,7 @@ ITEMS = {
 def test_counts_and_sizes_are_those_of_the_rows(name, ties):
     part = population(1500, 1, ties=ties)
     promises = declared.promises(ITEMS[name], part.y_pos, part.rows)
-    grid = certified._grid(part.score, 40)
+    grid = certified._grid(np.sort(part.score), 40)
     rules = [Rule(float(t)) for t in grid]
     rules += [Rule(float(t), (("a", float(t)), ("b", float(t) - 0.3), ("c", float(t) - 0.7)))
               for t in grid[1:-1:3]]
@@ -197,10 +197,12 @@ def codes_by_sorting(groups):
     return np.unique(np.asarray(groups).astype(str), return_inverse=True)
 
 
-def find_by_strings(X, groups):
-    """group_encoding.find as it was: np.unique over the group labels of each column value."""
+def find_by_strings(X, groups, at=None):
+    """group_encoding.find as it was: np.unique over the group labels of each column value
+    (on X cut to the rows ``at`` first)."""
     from safeclf.guarantees.group_encoding import GroupEncoding, _key
 
+    X = X if at is None else X[at]
     groups = np.asarray(groups).astype(str)
     names = np.unique(groups)
     indicators = {}
@@ -228,7 +230,8 @@ def find_by_strings(X, groups):
     return None
 
 
-def encoding_columns_by_strings(X, groups):
+def encoding_columns_by_strings(X, groups, at=None):
+    X = X if at is None else X[at]
     groups = np.asarray(groups).astype(str)
     names = np.unique(groups)
     out = []

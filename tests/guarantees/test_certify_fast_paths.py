@@ -78,13 +78,33 @@ def test_sorted_part_is_the_groupwise_sort(n, n_groups, ties, seed, entry):
     assert sp.errors(pos).tolist() == errors
 
 
+def grid_by_quantile(score, n):
+    """The grid as it was: midpoints of np.quantile's values (which partition a copy)."""
+    q = np.unique(np.quantile(score, np.linspace(0, 1, n + 1)))
+    mids = (q[:-1] + q[1:]) / 2 if q.size > 1 else q
+    return np.concatenate([[-np.inf], mids, [np.inf]])
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_grid_of_sorted_scores_is_the_grid(seed):
     rng = np.random.default_rng(seed)
     part = small_part(rng, int(rng.integers(1, 500)), 3, ties=bool(seed % 2))
     for k in (5, 40, 100):
         assert np.array_equal(path._grid(part.score[by_score(part)], k),
-                              path._grid(part.score, k))
+                              grid_by_quantile(part.score, k))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_sorted_quantiles_are_numpys_floats(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 2000))
+    score = rng.normal(size=n) * 10.0 ** rng.integers(-6, 6)
+    if seed % 2:  # ties, and infinite scores at the ends
+        score = np.r_[np.round(score, 1), [-np.inf, np.inf] * (seed % 4 == 1)]
+    qs = np.sort(np.r_[rng.random(int(rng.integers(1, 300))), 0.0, 0.5, 1.0])
+    with np.errstate(invalid="ignore"):
+        want = np.quantile(score, qs)
+    np.testing.assert_array_equal(path.sorted_quantiles(np.sort(score), qs), want)
 
 
 def pass_probabilities_by_level(promises, counts, sizes, level, bnd, draws=path.PASS_DRAWS,
@@ -144,3 +164,35 @@ def test_pass_probabilities_read_off_one_simulation(case, bound, monkeypatch):
     slow = path.with_fallback(order, usable, prob, errors, promises, counts, sizes, 0.05, bnd,
                               joint)
     assert fast == slow
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_a_threaded_certification_is_the_one_in_a_row(monkeypatch, case):
+    """The held-back part and the search for the group's columns computed in a helper thread
+    (a large table) give the certificate, rule and encoding of the same steps in one thread:
+    one-hot groups, a label-encoded group column, no column encoding the group, group-blind."""
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(case)
+    n = 3000
+    names = np.array(["a", "b", "c"])
+    g = rng.choice(names, size=n, p=[0.5, 0.3, 0.2])
+    y = (rng.random(n) < np.select([g == v for v in names], [0.5, 0.3, 0.4])).astype(int)
+    X = rng.normal(size=(n, 3)) + 0.8 * y[:, None]
+    X = [np.c_[X, g[:, None] == names], np.c_[X, np.searchsorted(names, g)], X,
+         np.c_[X, g[:, None] == names]][case].astype(float)
+    item = [{"rate": "fairness_ratio", "min": 0.8, "compare": "worst_pair"}]
+
+    def fit(threaded_from):
+        monkeypatch.setattr(certified, "THREADED_ROWS", threaded_from)
+        return certified.CertifiedClassifier(LogisticRegression(), item, delta=0.1,
+                                             group_blind=case == 3,
+                                             random_state=case).fit(X, y, groups=g)
+
+    one, two = fit(10 ** 12), fit(0)
+    assert one.rule_ == two.rule_
+    assert one.certificate_ == two.certificate_
+    enc = [None if e is None else (e.columns, e.lookup)
+           for e in (one.group_encoding_, two.group_encoding_)]
+    assert enc[0] == enc[1]
+    assert (one.group_encoding_ is not None) == (case in (0, 1))

@@ -16,10 +16,26 @@ RHO_CAP = 3.0
 
 
 def _grid(score: np.ndarray, n: int) -> np.ndarray:
-    """Candidate global thresholds: midpoints between the scores' quantiles, and ±inf."""
-    q = np.unique(np.quantile(score, np.linspace(0, 1, n + 1)))
+    """Candidate global thresholds: midpoints between the quantiles of ``score`` (in
+    ascending order), and ±inf."""
+    q = np.unique(sorted_quantiles(score, np.linspace(0, 1, n + 1)))
     mids = (q[:-1] + q[1:]) / 2 if q.size > 1 else q
     return np.concatenate([[-np.inf], mids, [np.inf]])
+
+
+def sorted_quantiles(ascending: np.ndarray, qs: np.ndarray) -> np.ndarray:
+    """``np.quantile(ascending, qs)`` (its default, linear method: the same floats) of values
+    already in ascending order, read at their positions instead of partitioning a copy (on a
+    million rows, most of the grid's time)."""
+    a, qs = np.asarray(ascending, dtype=float), np.asarray(qs, dtype=float)
+    at = (a.size - 1) * qs
+    lo = np.floor(at)
+    hi = np.minimum(lo + 1, a.size - 1).astype(np.intp)
+    t = at - lo
+    left, right = a[lo.astype(np.intp)], a[hi]
+    with np.errstate(invalid="ignore"):  # between two infinite scores: nan, as np.quantile
+        step = right - left
+        return np.where(t >= 0.5, right - step * (1 - t), left + step * t)
 
 
 def _threshold_for_rate(score: np.ndarray, rate: float, presorted: bool = False) -> float:

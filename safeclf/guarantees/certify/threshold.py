@@ -58,6 +58,7 @@ of a pooled count: the split is not stratified.)
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -610,23 +611,40 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.estimator_ = est
         self.blind_columns_ = tuple(int(c) for c in blind)
         entry = search_entry = group_entry(promises)
-        encoding = None
-        X_cand = _rows(X, cand)  # once: a copy of the candidate rows
-        if self.thresholds != "global" and not self.group_blind and entry is not None \
-                and entry in rows:
-            comps = [rows[c][cand] for c in self.group_columns or () if c in rows] \
-                if entry == "groups" else None
-            encoding = GE.find_any(X_cand, rows[entry][cand], comps)
-            if encoding is None and self.thresholds == "per_group":
-                GE.require(X_cand, rows[entry][cand], "thresholds='per_group'")
-        if encoding is None:
-            search_entry = None
-        self.group_encoding_ = encoding
-        if entry is not None and entry in rows:  # compared as text, converted once
+        groups_cand = rows[entry][cand] if entry is not None and entry in rows else None
+        if groups_cand is not None:  # compared as text, converted once
             rows[entry] = np.asarray(rows[entry]).astype(str)
-        parts = [Part(scores_of(est, drop_columns(Xi, self.blind_columns_)), y_pos[i],
-                      {k: _take(v, i) for k, v in rows.items()})
-                 for i, Xi in ((cand, X_cand), (safe, _rows(X, safe)))]
+
+        # a per-group search sorts each part within the groups (the candidate part's once the
+        # encoding is found; the held-back part's for the path's rules, most often per-group)
+        per_group = self.thresholds != "global" and not self.group_blind
+
+        # every row scored once (no copy of either part's rows: on a million rows the copies
+        # cost more than the scores)
+        score = scores_of(est, drop_columns(X, self.blind_columns_))
+
+        def part(idx, *by):
+            return prepared(Part(score[idx], y_pos[idx], {k: _take(v, idx) for k, v in
+                                                          rows.items()}), promises, *by)
+
+        # on a large table the held-back part and the search for the group's columns run in a
+        # thread beside the candidate part (the sorts and passes over rows release the GIL);
+        # the same arrays either way
+        with _helper(y_pos.shape[0] >= THREADED_ROWS) as later:
+            found = None
+            if per_group and groups_cand is not None:
+                comps = [rows[c][cand] for c in self.group_columns or () if c in rows] \
+                    if entry == "groups" else None
+                found = later(GE.find_any, X, groups_cand, comps, cand)
+            safe_part = later(part, safe, entry if per_group else None)
+            cand_part = part(cand)
+            encoding = found() if found is not None else None
+            if found is not None and encoding is None and self.thresholds == "per_group":
+                GE.require(X, groups_cand, "thresholds='per_group'", cand)
+            if encoding is None:
+                search_entry = None
+            parts = [prepared(cand_part, (), search_entry), safe_part()]
+        self.group_encoding_ = encoding
         rule, record = search(promises, *parts, self.delta, self.bound,
                               per_group=search_entry is not None, test=self.test,
                               n_thresholds=self.n_thresholds,
@@ -634,16 +652,17 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if rule is None and self.group_blind and entry is not None:
             record["reason"] += trivial.BLIND_NEXT  # the way out a group-blind rule leaves
         self.rule_ = rule
-        self.reads_group_ = self.reads_group(X_cand, parts[0].rows, entry)
+        self.reads_group_ = self.reads_group(X, parts[0].rows, entry, cand)
         record["reads_group"] = self.reads_group_
         self.certificate_ = record
         self.promises_ = certified_promises(promises, self.delta, record)
         return self
 
-    def reads_group(self, X, rows, entry) -> str:
+    def reads_group(self, X, rows, entry, at=None) -> str:
         """Whether the decision reads the group, in words: ``no`` (group-blind: its columns are
         left out), ``yes: a threshold per group ...``, ``yes: the model's features include the
-        group ...`` or ``no: no feature column encodes the group``."""
+        group ...`` or ``no: no feature column encodes the group``. ``rows``: the entries of
+        X's rows ``at`` (None: all)."""
         from safeclf.guarantees.group_encoding import encodes_group
 
         if self.group_blind:
@@ -653,7 +672,7 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if self.rule_ is not None and self.rule_.per_group:
             return "yes: a threshold per group, read from the group's feature columns"
         if entry is not None and entry in rows and \
-                encodes_group(X, rows, self.group_columns, entry):
+                encodes_group(X, rows, self.group_columns, entry, at):
             return "yes: one threshold, but the model's features include the group's columns"
         return "no: one threshold, and no feature column encodes the group"
 
@@ -690,6 +709,37 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+
+#: From this many rows, :meth:`CertifiedClassifier._certify` prepares the held-back part in a
+#: thread beside the candidate part (below it a thread costs more than it saves).
+THREADED_ROWS = 200_000
+
+
+def prepared(part: Part, promises, *entries) -> Part:
+    """``part`` with what a search reads computed: its score order, each promise's count terms
+    and its rows sorted within the groups of each of ``entries`` (None: all rows one group) —
+    the values the search would otherwise compute on first use."""
+    counting.by_score(part)
+    for p in promises:
+        counting.terms(part, p.quantity)
+    for entry in entries:
+        part.sorted(entry if entry is not None and entry in part.rows else None)
+    return part
+
+
+@contextmanager
+def _helper(threaded: bool):
+    """Yields ``later(fn, *args)``, which returns a function giving ``fn(*args)``: computed
+    in one helper thread, in the order submitted, from the call of ``later`` when
+    ``threaded``; else when that function is called."""
+    if not threaded:
+        yield lambda fn, *args: lambda: fn(*args)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="safeclf-certify") as pool:
+        yield lambda fn, *args: pool.submit(fn, *args).result
 
 
 def _rows(X, idx):
