@@ -12,7 +12,7 @@ import pytest
 
 from safeclf.guarantees import bounds as B
 from safeclf.guarantees import declared, ltt
-from safeclf.guarantees.certify import path
+from safeclf.guarantees.certify import parts, path
 from safeclf.guarantees.certify import threshold as certified
 from safeclf.guarantees.certify.counting import SortedPart, by_score
 from safeclf.guarantees.certify.threshold import Part, Rule
@@ -184,7 +184,7 @@ def test_a_threaded_certification_is_the_one_in_a_row(monkeypatch, case):
     item = [{"rate": "fairness_ratio", "min": 0.8, "compare": "worst_pair"}]
 
     def fit(threaded_from):
-        monkeypatch.setattr(certified, "THREADED_ROWS", threaded_from)
+        monkeypatch.setattr(parts, "THREADED_ROWS", threaded_from)
         return certified.CertifiedClassifier(LogisticRegression(), item, delta=0.1,
                                              group_blind=case == 3,
                                              random_state=case).fit(X, y, groups=g)

@@ -58,18 +58,24 @@ of a pooled count: the split is not stratified.)
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 
 from safeclf.data.task import _take
-from safeclf.errors import DataError, SafeclfError
+from safeclf.errors import SafeclfError
 from safeclf.guarantees import bounds as B
 from safeclf.guarantees import ltt, trivial
 from safeclf.guarantees.certify import counting
-from safeclf.guarantees.certify.counting import SortedPart
+from safeclf.guarantees.certify import parts as parts_module
+from safeclf.guarantees.certify.parts import (  # noqa: F401  (callers use them here)
+    Part,
+    beside,
+    prepared,
+    rows_of,
+    scores_of,
+)
 from safeclf.guarantees.certify.path import (  # noqa: F401  (tests and callers use them here)
     PASS_DRAWS,
     RHO_CAP,
@@ -82,7 +88,7 @@ from safeclf.guarantees.certify.path import (  # noqa: F401  (tests and callers 
     with_fallback,
 )
 from safeclf.guarantees.group_encoding import blind_columns, drop_columns
-from safeclf.guarantees.promises import Evidence, Promise, group_codes, rate_evidence
+from safeclf.guarantees.promises import Evidence, Promise, rate_evidence
 
 #: Quantity kinds certification can decide from counts.
 CERTIFIABLE = ("rate", "ratio", "difference")
@@ -90,50 +96,6 @@ CERTIFIABLE = ("rate", "ratio", "difference")
 
 class NoSolution(SafeclfError):
     """Certification found no rule that passes: there is no model to use."""
-
-
-def scores_of(estimator, X) -> np.ndarray:
-    """A score that orders rows (larger: more positive)."""
-    if hasattr(estimator, "decision_function"):
-        s = np.asarray(estimator.decision_function(X), dtype=float)
-        if s.ndim == 1:
-            return s
-    if hasattr(estimator, "predict_proba"):
-        return np.asarray(estimator.predict_proba(X), dtype=float)[:, -1]
-    raise DataError(f"{type(estimator).__name__} gives no score (decision_function or "
-                    "predict_proba), so no threshold can be certified for it")
-
-
-@dataclass
-class Part:
-    """Rows of one part: scores, labels (positive or not) and row entries (groups, ...)."""
-
-    score: np.ndarray
-    y_pos: np.ndarray
-    rows: dict = field(default_factory=dict)
-
-    def take(self, idx) -> Part:
-        return Part(self.score[idx], self.y_pos[idx],
-                    {k: np.asarray(v)[idx] for k, v in self.rows.items()})
-
-    def codes(self, entry: str) -> tuple[np.ndarray, np.ndarray]:
-        """(group names as text, each row's position among them) of the rows entry
-        ``entry``, computed once per part (every rule of a search reads them)."""
-        return group_codes(self.rows, entry, self.memo())
-
-    def memo(self) -> dict:
-        """What is computed once per part (group codes, count terms: :func:`group_codes`,
-        :func:`~safeclf.guarantees.promises.evidence_terms`)."""
-        return self.__dict__.setdefault("_memo", {})
-
-    def sorted(self, entry: str | None) -> SortedPart:
-        """The rows sorted by score within each group of ``entry`` (None: all rows one group),
-        computed once per part: every rule's counts are read off it
-        (:mod:`safeclf.guarantees.certify.counting`)."""
-        cache = self.__dict__.setdefault("_sorted", {})
-        if entry not in cache:
-            cache[entry] = SortedPart(self, entry)
-        return cache[entry]
 
 
 @dataclass(frozen=True)
@@ -599,9 +561,9 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n = y.shape[0]
         params = {k: (v[cand] if hasattr(v, "__len__") and len(v) == n else v)
                   for k, v in fit_params.items()}
-        blind = blind_columns(_rows(X, cand), {k: v[cand] for k, v in rows.items()},
+        blind = blind_columns(rows_of(X, cand), {k: v[cand] for k, v in rows.items()},
                               promises, self.group_columns) if self.group_blind else ()
-        est = clone(self.estimator).fit(drop_columns(_rows(X, cand), blind), y[cand], **params)
+        est = clone(self.estimator).fit(drop_columns(rows_of(X, cand), blind), y[cand], **params)
         self._certify(est, promises, X, y_pos, rows, cand, safe, GE, blind)
         return self
 
@@ -630,7 +592,7 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         # on a large table the held-back part and the search for the group's columns run in a
         # thread beside the candidate part (the sorts and passes over rows release the GIL);
         # the same arrays either way
-        with _helper(y_pos.shape[0] >= THREADED_ROWS) as later:
+        with beside(y_pos.shape[0] >= parts_module.THREADED_ROWS) as later:
             found = None
             if per_group and groups_cand is not None:
                 comps = [rows[c][cand] for c in self.group_columns or () if c in rows] \
@@ -709,42 +671,3 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
-
-
-#: From this many rows, :meth:`CertifiedClassifier._certify` prepares the held-back part in a
-#: thread beside the candidate part (below it a thread costs more than it saves).
-THREADED_ROWS = 200_000
-
-
-def prepared(part: Part, promises, *entries) -> Part:
-    """``part`` with what a search reads computed: its score order, each promise's count terms
-    and its rows sorted within the groups of each of ``entries`` (None: all rows one group) —
-    the values the search would otherwise compute on first use."""
-    counting.by_score(part)
-    for p in promises:
-        counting.terms(part, p.quantity)
-    for entry in entries:
-        part.sorted(entry if entry is not None and entry in part.rows else None)
-    return part
-
-
-@contextmanager
-def _helper(threaded: bool):
-    """Yields ``later(fn, *args)``, which returns a function giving ``fn(*args)``: computed
-    in one helper thread, in the order submitted, from the call of ``later`` when
-    ``threaded``; else when that function is called."""
-    if not threaded:
-        yield lambda fn, *args: lambda: fn(*args)
-        return
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1, thread_name_prefix="safeclf-certify") as pool:
-        yield lambda fn, *args: pool.submit(fn, *args).result
-
-
-def _rows(X, idx):
-    """Rows ``idx`` of X (an array: by ``np.take``, the same values as ``X[idx]`` at a third of
-    its cost on a million rows)."""
-    if isinstance(X, np.ndarray):
-        return np.take(X, idx, axis=0)
-    return X[idx] if not hasattr(X, "iloc") else X.iloc[idx]
