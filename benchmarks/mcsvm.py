@@ -22,11 +22,12 @@ The fit ratio at ``--n``: SVC and MC-SVM are fitted ``--repeat`` times, interlea
 medians compared (each pair's ratio printed too, the machine being shared).
 
 Scaling curve (``--curve``, default n = 1,000, 5,000, 20,000, 50,000, 100,000): each fit, SVC
-and MC-SVM, in a fresh process (after a 100-point fit that loads the compiled code), timed
-once in CPU seconds of that process (both fits are single-threaded, so on a quiet machine
-this is their wall time, and on a busy one it is less disturbed by the other processes), with
-the process's peak resident memory (``getrusage``'s maxrss: the interpreter and libraries,
-about 350 MiB, count in both).
+and MC-SVM, in a fresh process (after a 100-point fit that loads the compiled code), timed in
+CPU seconds of that process (both fits are single-threaded, so on a quiet machine this is
+their wall time, and on a busy one it is less disturbed by the other processes): once per n
+from 50,000 rows, below that the median of three fresh processes each, interleaved (a fit of
+a tenth of a second timed once is noise), with the process's peak resident memory
+(``getrusage``'s maxrss: the interpreter and libraries, about 350 MiB, count in both).
 """
 
 from __future__ import annotations
@@ -107,20 +108,31 @@ print(time.process_time() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxr
 """
 
 
+#: Cells of the scaling curve up to this n (fits of a second or two) are the medians of
+#: ``CURVE_REPEATS`` fresh processes each: one fit of ~0.1 s timed once spread from 0.12 to
+#: 0.44 s at n = 5,000 on a quiet machine (benchmarks/NOTES.md).
+CURVE_REPEAT_UP_TO, CURVE_REPEATS = 20_000, 3
+
+
 def scaling_curve(sizes, m, eta, gamma) -> bool:
-    """Print and record (CPU time, peak memory) of one SVC and one MC-SVM fit per n, each in a
-    fresh process, SVC's first; returns whether every cell met both targets."""
-    print(f"scaling curve (one fit per cell, fresh process, CPU seconds; load "
+    """Print and record (CPU time, peak memory) of SVC and MC-SVM fits per n, each in a fresh
+    process, SVC's first (medians of :data:`CURVE_REPEATS` pairs up to
+    :data:`CURVE_REPEAT_UP_TO` rows); returns whether every cell met both targets."""
+    print(f"scaling curve (fresh processes, CPU seconds, medians of {CURVE_REPEATS} up to "
+          f"{CURVE_REPEAT_UP_TO:,} rows; load "
           f"{os.getloadavg()[0]:.1f} at the start):")
     print(f"{'n':>8} {'SVC s':>8} {'MiB':>6} {'MC-SVM s':>9} {'MiB':>6} {'time':>6} {'memory':>7}")
     met = True
     for n in sizes:
-        cells = []
-        for which in ("svc", "mcsvm"):
-            out = subprocess.run([sys.executable, "-c", CURVE_FIT, str(n), which, str(m), str(eta),
-                                  str(gamma)], capture_output=True, text=True, check=True).stdout
-            cells.append(tuple(float(v) for v in out.split()))
-        (ts, ms), (tm, mm) = cells
+        runs = {"svc": [], "mcsvm": []}
+        for _ in range(CURVE_REPEATS if n <= CURVE_REPEAT_UP_TO else 1):  # interleaved
+            for which in runs:
+                out = subprocess.run([sys.executable, "-c", CURVE_FIT, str(n), which, str(m),
+                                      str(eta), str(gamma)], capture_output=True, text=True,
+                                     check=True).stdout
+                runs[which].append(tuple(float(v) for v in out.split()))
+        (ts, ms), (tm, mm) = (tuple(float(np.median(col)) for col in zip(*runs[w]))
+                              for w in ("svc", "mcsvm"))
         print(f"{n:>8,} {ts:>8.2f} {ms:>6.0f} {tm:>9.2f} {mm:>6.0f} {tm / ts:>6.2f} {mm / ms:>7.2f}"
               f"   (load {os.getloadavg()[0]:.1f})")
         detail = f"SVC {ts:.2f} s, {ms:.0f} MiB peak; MC-SVM {tm:.2f} s, {mm:.0f} MiB peak"
