@@ -421,6 +421,13 @@ def decision_rule(reads: str) -> str:
     return ""
 
 
+def _in_order(idx, n: int) -> np.ndarray:
+    """The distinct row positions ``idx`` (of n) in ascending order, in O(n) (no sort)."""
+    at = np.zeros(n, dtype=bool)
+    at[idx] = True
+    return np.flatnonzero(at)
+
+
 def split_rows(n: int, fraction: float, seed: int):
     """(candidate, held-back) row positions: a plain random draw of ``fraction`` of the ``n``
     rows (not stratified, so the held-back rows are an i.i.d. sample of the population;
@@ -572,6 +579,10 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError("certification needs at least one rate or ratio promise")
         self.estimator_ = est
         self.blind_columns_ = tuple(int(c) for c in blind)
+        # each part's rows in the order they are stored: every count is a sum over its rows,
+        # whatever their order, and reading rows in order costs a third of reading them in
+        # the split's random order on a million rows
+        cand, safe = _in_order(cand, y_pos.shape[0]), _in_order(safe, y_pos.shape[0])
         entry = search_entry = group_entry(promises)
         groups_cand = rows[entry][cand] if entry is not None and entry in rows else None
         if groups_cand is not None:  # compared as text, converted once
