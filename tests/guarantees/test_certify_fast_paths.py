@@ -196,3 +196,15 @@ def test_a_threaded_certification_is_the_one_in_a_row(monkeypatch, case):
            for e in (one.group_encoding_, two.group_encoding_)]
     assert enc[0] == enc[1]
     assert (one.group_encoding_ is not None) == (case in (0, 1))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rows_in_order_are_the_sorted_rows(seed):
+    """The parts' rows put in stored order by a mask are ``np.sort`` of them: a split's
+    distinct positions, and positions given with repeats (each repeat kept)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    distinct = rng.permutation(n)[: int(rng.integers(0, n + 1))]
+    repeated = rng.integers(0, n, size=int(rng.integers(1, 2 * n + 1)))
+    for idx in (distinct, repeated):
+        np.testing.assert_array_equal(certified._in_order(idx, n), np.sort(idx))

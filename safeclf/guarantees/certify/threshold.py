@@ -422,10 +422,13 @@ def decision_rule(reads: str) -> str:
 
 
 def _in_order(idx, n: int) -> np.ndarray:
-    """The distinct row positions ``idx`` (of n) in ascending order, in O(n) (no sort)."""
+    """``np.sort(idx)`` for row positions of n rows: in O(n) (a mask, no sort) when they are
+    distinct, as a split's are; sorted, repeats kept, when they are not."""
+    idx = np.asarray(idx)
     at = np.zeros(n, dtype=bool)
     at[idx] = True
-    return np.flatnonzero(at)
+    ordered = np.flatnonzero(at)
+    return ordered if ordered.size == idx.size else np.sort(idx)
 
 
 def split_rows(n: int, fraction: float, seed: int):
