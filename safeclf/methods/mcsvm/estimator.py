@@ -96,7 +96,9 @@ class MultiCostSVM(ClassifierMixin, BaseEstimator):
     cache_size : float
         Kernel cache bound in MiB, shared by all τ blocks (default 200, scikit-learn SVC's):
         rows the cache cannot hold are recomputed, which on a few features is cheaper than
-        holding them (benchmarks/mcsvm.py, benchmarks/NOTES.md).
+        holding them (benchmarks/mcsvm.py, benchmarks/NOTES.md). After a fit the process keeps
+        the cache's memory for its next fit (one cache's worth at most, marked free so the
+        system can take it back).
     working_set : int or None
         Points per decomposition subproblem; None (the default): the whole problem, the
         kernel rows read through the bounded cache (least recently used rows recomputed when
