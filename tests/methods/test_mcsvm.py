@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from memory_maps import vm_flags
 from scipy.stats import binom, multivariate_normal
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -223,23 +224,6 @@ def test_float32_kernel_rows_match_float64_kernel(d, gamma):
     assert K.min() < 1e-38 and np.mean(K > 0.5) > 0.05  # the tail (exponents below −87) and the bulk
 
 
-def _vm_flags(address: int) -> list[str] | None:
-    """The VmFlags of the mapping of this process that holds ``address`` (None: no smaps)."""
-    try:
-        text = open("/proc/self/smaps").read()
-    except OSError:
-        return None
-    inside = False
-    for line in text.splitlines():
-        head = line.split()[0]
-        if "-" in head and ":" not in head:
-            lo, hi = (int(x, 16) for x in head.split("-"))
-            inside = lo <= address < hi
-        elif inside and head == "VmFlags:":
-            return line.split()[1:]
-    raise AssertionError("no mapping holds the address")
-
-
 @pytest.mark.parametrize("rows, n", [(5, 60), (2, 1), (300, 5000)])
 def test_row_store_is_a_writable_float32_block_kept_off_huge_pages(rows, n):
     # the cache's rows live in their own mapping, advised against transparent huge pages where
@@ -258,7 +242,7 @@ def test_row_store_is_a_writable_float32_block_kept_off_huge_pages(rows, n):
     assert cache.store.shape == (cache.capacity, n) and cache.store.dtype == np.float32
     for block in (store, cache.store):
         for at in (0, block.nbytes // 2, block.nbytes - 1):  # numpy advises an aligned middle
-            flags = _vm_flags(block.ctypes.data + at)
+            flags = vm_flags(block.ctypes.data + at)
             if flags is not None and hasattr(mmap, "MADV_NOHUGEPAGE"):
                 assert "nh" in flags and "hg" not in flags
 

@@ -63,6 +63,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 
+from safeclf._utils.pages import small_pages
 from safeclf.data.task import _take
 from safeclf.errors import SafeclfError
 from safeclf.guarantees import bounds as B
@@ -577,6 +578,7 @@ class CertifiedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self._certify(est, promises, X, y_pos, rows, cand, safe, GE, blind)
         return self
 
+    @small_pages()  # many short-lived arrays of n rows: see safeclf._utils.pages
     def _certify(self, est, promises, X, y_pos, rows, cand, safe, GE, blind=()):
         if not promises or any(p.quantity.kind not in CERTIFIABLE for p in promises):
             raise ValueError("certification needs at least one rate or ratio promise")
