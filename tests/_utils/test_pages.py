@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
+from memory_maps import vm_flags
 
-from safeclf._utils.pages import huge_pages_advised, small_pages
+from safeclf._utils import pages
+from safeclf._utils.pages import huge_pages_advised, small_page_array, small_pages
 
 #: A fresh interpreter allocates a 40 MB array inside the block and one after it (in a
 #: process with a history, freed memory that an earlier advice still covers may be reused)
@@ -101,3 +104,51 @@ def test_certification_runs_with_small_pages(monkeypatch):
                                     delta=0.05, fraction=0.3, random_state=0)
     assert states and (before is None or states == [False])
     assert huge_pages_advised() == before
+
+
+@pytest.mark.parametrize("shape, dtype", [((5, 60), np.float32), ((2, 1), np.float32),
+                                          ((300, 5000), np.float32), ((7,), np.float64),
+                                          ((0, 3), np.float32)])
+def test_a_small_page_array_is_a_writable_block_kept_off_huge_pages(shape, dtype):
+    import mmap
+
+    a = small_page_array(shape, dtype)
+    assert a.shape == shape and a.dtype == dtype and a.flags.writeable and a.flags.c_contiguous
+    if a.size:
+        a.flat[-1] = 1.5
+        a.flat[0] = 2.0
+        assert a.flat[-1] == 1.5 and a.flat[0] == 2.0
+        for at in (0, a.nbytes // 2, a.nbytes - 1):  # numpy advises an aligned middle
+            flags = vm_flags(a.ctypes.data + at)
+            if flags is not None and hasattr(mmap, "MADV_NOHUGEPAGE"):
+                assert "nh" in flags and "hg" not in flags
+
+
+def test_a_dropped_mapping_is_reused_never_a_live_one(monkeypatch):
+    import gc
+
+    def mapping(a):  # the mmap under the array (its base's buffer)
+        return a.base.base.obj
+
+    gc.collect()  # no earlier test's garbage gives a mapping back during this one
+    monkeypatch.setattr(pages, "_spare", [])  # nor does an earlier test's spare serve it
+    f32 = np.float32
+    first = small_page_array((40, 100), f32)
+    used = mapping(first)
+    row = first[3]  # a view keeps the mapping in use
+    del first
+    second = small_page_array((40, 100), f32)
+    assert mapping(second) is not used  # the view's memory was not handed out again
+    second[:] = 7.0
+    row[:] = 1.0
+    assert np.all(second == 7.0)
+    del row
+    third = small_page_array((10, 100), f32)  # fits in the dropped mapping: reused
+    assert mapping(third) is used
+    fourth = small_page_array((10, 100), f32)  # the spare is taken: a new mapping
+    assert mapping(fourth) is not used and mapping(fourth) is not mapping(second)
+    del third
+    bigger = small_page_array((80, 100), f32)  # does not fit in the spare: a new mapping
+    assert mapping(bigger) is not used and bigger.shape == (80, 100)
+    del bigger
+    assert mapping(small_page_array((80, 100), f32)) is not used  # the latest dropped one

@@ -14,7 +14,7 @@ from safeclf.errors import DataError, SpecError
 from safeclf.methods.mcsvm import MultiCostSVM, plugin
 from safeclf.methods.mcsvm import calibration as cal
 from safeclf.methods.mcsvm.dual import solve_dual
-from safeclf.methods.mcsvm.kernels import Kernel, KernelCache, fetch_row, row_store
+from safeclf.methods.mcsvm.kernels import Kernel, KernelCache, fetch_row
 from safeclf.methods.mcsvm.primal import poly_feature_map, solve_primal, solve_primal_cvxpy
 from safeclf.methods.mcsvm.safe_region import GaussianSafeRegion, rho
 
@@ -225,57 +225,20 @@ def test_float32_kernel_rows_match_float64_kernel(d, gamma):
 
 
 @pytest.mark.parametrize("rows, n", [(5, 60), (2, 1), (300, 5000)])
-def test_row_store_is_a_writable_float32_block_kept_off_huge_pages(rows, n):
-    # the cache's rows live in their own mapping, advised against transparent huge pages where
-    # the platform has that advice (first touches of huge pages can stall in compaction)
+def test_kernel_cache_rows_are_kept_off_huge_pages(rows, n):
+    # the cache's rows live in a mapping of their own (safeclf._utils.pages.small_page_array),
+    # advised against transparent huge pages where the platform has that advice
     import mmap
 
-    store = row_store(rows, n)
-    assert store.shape == (rows, n) and store.dtype == np.float32 and store.flags.writeable
-    assert store.flags.c_contiguous
-    store[-1, -1] = 1.5
-    store[0, :] = 2.0
-    assert store[-1, -1] == 1.5 and store[0, 0] == 2.0
-    # and the kernel cache keeps its rows in such a store
     X = np.random.default_rng(0).normal(size=(n, 2))
     cache = KernelCache(Kernel("rbf", 0.5), X, rows * n * 4)
-    assert cache.store.shape == (cache.capacity, n) and cache.store.dtype == np.float32
-    for block in (store, cache.store):
-        for at in (0, block.nbytes // 2, block.nbytes - 1):  # numpy advises an aligned middle
-            flags = vm_flags(block.ctypes.data + at)
-            if flags is not None and hasattr(mmap, "MADV_NOHUGEPAGE"):
-                assert "nh" in flags and "hg" not in flags
-
-
-def test_row_store_reuses_a_dropped_mapping_never_a_live_one(monkeypatch):
-    import gc
-
-    from safeclf.methods.mcsvm import kernels
-
-    def mapping(store):  # the mmap under the store (its base's buffer)
-        return store.base.base.obj
-
-    gc.collect()  # no earlier test's garbage gives a mapping back during this one
-    monkeypatch.setattr(kernels, "_spare", [])  # nor does an earlier test's spare serve it
-    first = row_store(40, 100)
-    used = mapping(first)
-    row = first[3]  # a view keeps the mapping in use
-    del first
-    second = row_store(40, 100)
-    assert mapping(second) is not used  # the view's memory was not handed out again
-    second[:] = 7.0
-    row[:] = 1.0
-    assert np.all(second == 7.0)
-    del row
-    third = row_store(10, 100)  # fits in the dropped mapping: reused
-    assert mapping(third) is used
-    fourth = row_store(10, 100)  # the spare is taken: a new mapping
-    assert mapping(fourth) is not used and mapping(fourth) is not mapping(second)
-    del third
-    bigger = row_store(80, 100)  # does not fit in the spare: a new mapping
-    assert mapping(bigger) is not used and bigger.shape == (80, 100)
-    del bigger
-    assert mapping(row_store(80, 100)) is not used  # the latest dropped mapping is the spare
+    store = cache.store
+    assert store.shape == (cache.capacity, n) and store.dtype == np.float32
+    assert store.flags.writeable and store.flags.c_contiguous
+    for at in (0, store.nbytes // 2, store.nbytes - 1):  # numpy would advise an aligned middle
+        flags = vm_flags(store.ctypes.data + at)
+        if flags is not None and hasattr(mmap, "MADV_NOHUGEPAGE"):
+            assert "nh" in flags and "hg" not in flags
 
 
 def test_kernel_cache_evicts_the_least_recently_used_row():

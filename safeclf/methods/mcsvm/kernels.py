@@ -6,13 +6,11 @@ same rows, so one cache serves them all.
 
 from __future__ import annotations
 
-import mmap
-import threading
-import weakref
-
 import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
+
+from safeclf._utils.pages import small_page_array
 
 
 def resolve_gamma(gamma, X) -> float:
@@ -219,50 +217,6 @@ def _to_front(links, state, s, linked):
     state[0] = s
 
 
-#: At most one mapping that a dropped store gave back, for the next store of this process
-#: that fits in it (a grid of fits on the same rows then touches fresh memory once).
-_spare: list[mmap.mmap] = []
-_spare_lock = threading.Lock()
-
-
-def row_store(rows: int, n: int) -> np.ndarray:
-    """An uninitialised rows × n float32 array for the cache's rows, in its own anonymous
-    mapping advised against transparent huge pages where the platform has the advice.
-
-    numpy advises arrays of 4 MiB and more for huge pages; under the common THP defrag setting
-    ``madvise`` the first touch of each 2 MiB page may then stall in direct compaction (0.1–0.5 s
-    of system time for a 100 MB cache on a fragmented machine, several times the fit itself).
-    With 4 kB pages the first touch costs a steady few tens of ms per 100 MB, as LIBSVM's
-    malloc'd rows do. Only the pages of rows the solver fills are ever touched.
-
-    When the array and every view of it are gone, the mapping is kept as this process's one
-    spare (its pages marked free, so the system takes them back under memory pressure) and the
-    next store that fits in it reuses it instead of touching fresh pages."""
-    count = max(rows * n, 1)
-    buf = None
-    with _spare_lock:
-        if _spare and len(_spare[0]) >= count * 4:
-            buf = _spare.pop()
-    if buf is None:
-        buf = mmap.mmap(-1, count * 4, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-        advice = getattr(mmap, "MADV_NOHUGEPAGE", None)
-        if advice is not None:
-            buf.madvise(advice)
-    whole = np.frombuffer(buf, dtype=np.float32, count=count)
-    # every view of the store (rows, slices, reshapes) has ``whole`` as its base: the mapping
-    # is given back only once none is left
-    weakref.finalize(whole, _give_back, buf).atexit = False
-    return whole[: rows * n].reshape(rows, n)
-
-
-def _give_back(buf: mmap.mmap) -> None:
-    free = getattr(mmap, "MADV_FREE", None)
-    if free is not None:
-        buf.madvise(free)
-    with _spare_lock:
-        _spare[:] = [buf]
-
-
 class KernelCache:
     """Rows K[i, :] of the n × n training kernel, computed on demand by the compiled solver,
     least recently used rows evicted first.
@@ -278,7 +232,8 @@ class KernelCache:
         n = X.shape[0]
         self.work = np.empty((2, n))  # the compiled row computation's scratch
         self.capacity = int(max(2, min(n, max_bytes // (4 * max(n, 1)))))
-        self.store = row_store(self.capacity, n)
+        # its own mapping of ordinary pages, reused by the process's next cache
+        self.store = small_page_array((self.capacity, n), np.float32)
         self.slot_of = np.full(n, -1, dtype=np.int64)
         self.owner = np.full(self.capacity, -1, dtype=np.int64)
         self.links = np.full((2, self.capacity), -1, dtype=np.int64)  # the order of use
