@@ -34,7 +34,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit  # cache folder: set once in safeclf/__init__.py
 
+from safeclf._utils.prefetch import prefetch
+
 CHECK_EVERY = 8
+#: rows ahead in the epoch's order whose memory is asked for early (see ``_prefetch_row``)
+PREFETCH_AHEAD = 8
 
 
 @njit(cache=True, inline="always")
@@ -118,6 +122,21 @@ def _gap_pair(data, indices, indptr, n, s, u, ubar, c_pos, c_neg, a_pos, a_neg, 
                 lbar += c_neg[i] * (1.0 - zb)
         asum += a_pos[i] + a_neg[i]
     return 0.5 * uu + loss, 0.5 * bb + lbar, asum - 0.5 * uu
+
+
+@njit(cache=True, inline="always")
+def _prefetch_row(i, data, indices, indptr, c_pos, c_neg, a_pos, a_neg, qd, mask):
+    """Ask for row i's memory ahead of its visit: the epoch's order is random, so each row
+    is otherwise a cache miss (on Adult's rows about a sixth of an epoch's time); no value
+    changes."""
+    prefetch(data, indptr[i])
+    prefetch(indices, indptr[i])
+    prefetch(c_pos, i)
+    prefetch(c_neg, i)
+    prefetch(a_pos, i)
+    prefetch(a_neg, i)
+    prefetch(qd, i)
+    prefetch(mask, i)
 
 
 @njit(cache=True)
@@ -208,6 +227,9 @@ def _solve(data, indices, indptr, n, d, s, c_pos, c_neg, a_pos, a_neg, old_pos,
         pg_min = np.inf
         t = 0
         while t < active:
+            if t + PREFETCH_AHEAD < active:
+                _prefetch_row(index[t + PREFETCH_AHEAD], data, indices, indptr, c_pos, c_neg,
+                              a_pos, a_neg, qd, mask)
             i = index[t]
             # the row is read once: its score, carried across its two sides (a step on the
             # first moves it by step·‖x̃_i‖²), and one update of ũ with both sides' steps
