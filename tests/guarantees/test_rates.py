@@ -116,11 +116,19 @@ def _imbalanced(n, seed, shift=1.6):
     return X, y
 
 
+#: seeds of ramp's solver in the precision-constraint test, and how many of them must find a
+#: rule that predicts someone positive (see the test)
+PRECISION_SEEDS, PRECISION_USEFUL = 24, 8
+
+
 def test_precision_as_a_ramp_constraint_holds_on_the_training_rows():
-    """Over six seeds of ramp's (non-convex) solver: every returned rule keeps the linear form
+    """Over 24 seeds of ramp's (non-convex) solver: every returned rule keeps the linear form
     (1 − a)·TP − a·FP ≥ 0 on its training rows, so a rule that predicts anyone positive has
-    precision ≥ 0.8 there; the empty rule keeps the form too (precision is then undefined),
-    and the solver may land on it from some starting points, but not from most."""
+    precision ≥ 0.8 there; the empty rule keeps the form too (precision is then undefined).
+    From a zero start the solver lands on the empty rule from about half the starting points
+    (11 of these 24 at 24fe668), so the test asks for a third: a solver that made the empty
+    rule its usual landing would fail (at a one-in-two chance a seed, 7 or fewer of 24 has
+    probability 0.03), a change of path that keeps the one-in-two would not."""
     from safeclf.methods.ramp import RampClassifier
 
     X, y = _imbalanced(600, 0)
@@ -128,7 +136,7 @@ def test_precision_as_a_ramp_constraint_holds_on_the_training_rows():
     free = RampClassifier(lam="1/n", random_state=0).fit(X, y)
     assert prec(y, free.predict(X), None) < 0.8 - 0.05  # the constraint has work to do
     useful = 0
-    for seed in range(6):
+    for seed in range(PRECISION_SEEDS):
         est = RampClassifier(lam="1/n", constraints=[{"rate": "precision", "min": 0.8}],
                              random_state=seed).fit(X, y)
         pred = est.predict(X) == 1
@@ -139,7 +147,7 @@ def test_precision_as_a_ramp_constraint_holds_on_the_training_rows():
             useful += 1
             assert row["train"] >= 0.8 - row["tolerance"]
             assert prec(y, est.predict(X), None) == pytest.approx(row["train"])
-    assert useful >= 4, useful
+    assert useful >= PRECISION_USEFUL, useful
 
 
 def test_precision_certified_post_hoc_holds_on_fresh_data():
