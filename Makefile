@@ -40,11 +40,7 @@ docs: install
 
 # Every paper table, re-checked: each config's CI profile must meet all its expectations.
 check-configs: install
-	@pass=0; fail=0; for f in configs/*.yaml; do \
-	  echo "== safeclf run $$f --profile ci --check"; \
-	  if $(BIN)/safeclf run $$f --profile ci --check --out runs/ci; then pass=$$((pass+1)); \
-	  else fail=$$((fail+1)); echo "!! $$f did not pass"; fi; \
-	done; echo "configs: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
+	@BIN=$(BIN) sh benchmarks/check_configs.sh
 
 # Every config in full, then the reproduction scripts; one table at the end (config,
 # expectations met, time), also written to benchmarks/results/ (benchmarks/reproduce.sh).

@@ -5,8 +5,9 @@
 ``make install`` runs it once after installing. It fits each estimator with compiled code on a
 few hundred synthetic rows, in the configurations the built-in configs use (ramp on dense and
 sparse rows, MC-SVM's dual solver on the whole problem and on subproblems, RBF and polynomial
-kernels, proset) and runs ramp's working-set polish once (it runs on large problems only, so
-no few-hundred-row fit reaches it), which compiles every function they call into numba's on-disk cache
+kernels, proset), computes one exact comparison of two groups' rates (certification's) and
+runs ramp's working-set polish once (it runs on large problems only, so no few-hundred-row
+fit reaches it), which compiles every function they call into numba's on-disk cache
 (``NUMBA_CACHE_DIR``; by default ``$XDG_CACHE_HOME/safeclf/numba``, never the source tree).
 A later process loads the compiled code instead of compiling it (benchmarks/NOTES.md, issue
 37: about 19 s of compiling on a first run before, well under 1 s after).
@@ -28,6 +29,7 @@ def warm() -> float:
 
     from safeclf._utils import jit
     from safeclf.estimators import MultiCostSVM, ProsetClassifier, RampClassifier
+    from safeclf.guarantees import pairtest
 
     jit.compile_seconds()  # numba is imported by now: start listening
     rng = np.random.default_rng(0)
@@ -45,6 +47,7 @@ def warm() -> float:
             MultiCostSVM(n_tau=3, calibration="none", **params).fit(X[:80], y[:80])
         ProsetClassifier(n_batches=1, n_candidates=50, random_state=0).fit(X, y)
         RampClassifier.warm_compiled_code()
+        pairtest.p_values(30, 100, 40, 120, 0.8)  # certification's exact comparison of rates
     return jit.compile_seconds() or 0.0
 
 

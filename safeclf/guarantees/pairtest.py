@@ -48,10 +48,10 @@ costs little over a known-variance test.
 
 from __future__ import annotations
 
-from functools import lru_cache
+import math
 
 import numpy as np
-from scipy.special import gammaln, xlog1py, xlogy
+from numba import njit  # cache folder: set once in safeclf/__init__.py
 
 from safeclf.guarantees.bounds import ClopperPearson
 
@@ -78,43 +78,86 @@ def canonical(kind: str, sense: str, b: float, k, n: int, k2, n2: int):
     return k2, n2, k, n, 1.0, float(b)
 
 
-def _window(n: int, p: np.ndarray):
-    """Support points k (last axis, ``k0 + arange(w)``) covering Bin(n, p) but for far tails,
-    their probabilities, and the mass outside them (added where a tail needs it, so a sum
-    stays an upper bound)."""
-    h = int(np.ceil(WINDOW_SD * np.sqrt(n * np.max(p * (1 - p), initial=0.0)))) + 5
-    w = min(n + 1, 2 * h + 1)
-    k0 = np.clip(np.floor(n * p) - h, 0, n + 1 - w)
-    k = k0[..., None] + np.arange(w)
-    ki = k.astype(int)
-    p = p[..., None]
-    pmf = np.exp(_log_choose(n)[ki] + xlogy(k, p) + xlog1py(n - k, -p))
-    rest = np.clip(1.0 - pmf.sum(axis=-1), 0.0, 1.0)
-    return k0, k, pmf, rest
+def _half_width(n: int, p: np.ndarray) -> int:
+    """Half the width of the support window of Bin(n, p) for every p of ``p`` (the widest
+    law's :data:`WINDOW_SD` standard deviations, plus 5)."""
+    return int(np.ceil(WINDOW_SD * np.sqrt(n * np.max(p * (1 - p), initial=0.0)))) + 5
 
 
-@lru_cache(maxsize=64)
-def _log_choose(n: int) -> np.ndarray:
-    k = np.arange(n + 1)
-    return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+@njit(cache=True, nogil=True)
+def _pmf(n, p, h, out):  # pragma: no cover - compiled
+    """Bin(n, p)'s probabilities on its window, k0 + 0 … k0 + w − 1 (``out`` of size w, the
+    support but for far tails): one exp at the window's mode, the others by the ratio of
+    neighbours, pmf(k + 1) = pmf(k) · (n − k)/(k + 1) · p/(1 − p), moving away from it (so
+    values only shrink, and a far tail underflows to 0 instead of starting from 0). Returns
+    k0 and the mass outside the window (1 minus the sum, clipped to [0, 1])."""
+    w = out.size
+    k0 = min(max(math.floor(n * p) - h, 0.0), float(n + 1 - w))
+    m = min(max(math.floor((n + 1) * p), k0), k0 + w - 1)  # the mode, or the window's nearest
+    log_at = math.lgamma(n + 1.0) - math.lgamma(m + 1.0) - math.lgamma(n - m + 1.0)
+    if m > 0:
+        log_at += m * math.log(p)  # p > 0 here: the mode of Bin(n, 0) is 0
+    if m < n:
+        log_at += (n - m) * math.log1p(-p)
+    j = int(m - k0)
+    out[j] = math.exp(log_at)
+    up = p / (1.0 - p) if p < 1.0 else 0.0  # p = 1: the mode is n, the last point
+    down = (1.0 - p) / p if p > 0.0 else 0.0
+    for i in range(j + 1, w):  # the ratios first (independent divisions), then the products
+        out[i] = up * (n - k0 - i + 1.0) / (k0 + i)
+    for i in range(j):
+        out[i] = down * (k0 + i + 1.0) / (n - k0 - i)
+    for i in range(j + 1, w):
+        out[i] *= out[i - 1]
+    for i in range(j - 1, -1, -1):
+        out[i] *= out[i + 1]
+    total = 0.0
+    for i in range(w):
+        total += out[i]
+    return k0, min(max(1.0 - total, 0.0), 1.0)
+
+
+@njit(cache=True, nogil=True)
+def _tail_rows(d, na, nb, kappa, pa, pb, ha, hb, out):  # pragma: no cover - compiled
+    """:func:`tail` for flat arrays ``d``, ``pa``, ``pb`` into ``out``: per row, B's
+    cumulative probabilities on its window (plus the mass outside it, so each is an upper
+    bound), then the sum over A's window of P(k_A) · P(k_B ≤ n_B (k_A/n_A − d)/κ), plus A's
+    mass outside its window."""
+    pmf_a = np.empty(min(na + 1, 2 * ha + 1))
+    cdf_b = np.empty(min(nb + 1, 2 * hb + 1))
+    wb = cdf_b.size
+    for r in range(out.size):
+        b0, rest_b = _pmf(nb, pb[r], hb, cdf_b)
+        run = 0.0
+        for i in range(wb):
+            run += cdf_b[i]
+            cdf_b[i] = min(1.0, run + rest_b)
+        a0, rest_a = _pmf(na, pa[r], ha, pmf_a)
+        total = 0.0
+        for i in range(pmf_a.size):  # k_B's largest count in the tail, in B's window
+            b = math.floor(nb * ((a0 + i) / na - d[r]) / kappa + 1e-9) - b0
+            cdf = rest_b if b < 0 else (1.0 if b >= wb - 1 else cdf_b[int(b)])
+            total += pmf_a[i] * cdf
+        out[r] = min(1.0, total + rest_a)
 
 
 def tail(d, na: int, nb: int, kappa: float, pa, pb) -> np.ndarray:
     """An upper bound, tight to rounding, on P(D ≥ d) with D = k_A/n_A − κ k_B/n_B,
     k_A ~ Bin(n_A, pa), k_B ~ Bin(n_B, pb) (``pa``, ``pb`` arrays of one shape whose first
     axis runs along ``d``): the sum over k_A of P(k_A) · P(k_B ≤ n_B (k_A/n_A − d)/κ), each
-    law over its window (:func:`_window`) with the mass outside it counted as in the tail;
-    rounding is resolved towards a larger tail."""
-    pa, pb = np.broadcast_arrays(np.asarray(pa, float), np.asarray(pb, float))
-    d = np.asarray(d, float).reshape((-1,) + (1,) * pa.ndim)
-    _, ka, pmf_a, rest_a = _window(na, pa)
-    b0, _, pmf_b, rest_b = _window(nb, pb)
-    cdf_b = np.minimum(1.0, np.cumsum(pmf_b, axis=-1) + rest_b[..., None])
-    b = np.floor(nb * (ka / na - d) / kappa + 1e-9) - b0[..., None]  # index in B's window
-    w = pmf_b.shape[-1]
-    got = np.take_along_axis(cdf_b, np.clip(b, 0, w - 1).astype(int), -1)
-    cdf = np.where(b < 0, rest_b[..., None], np.where(b >= w - 1, 1.0, got))
-    return np.minimum(1.0, (pmf_a * cdf).sum(axis=-1) + rest_a)
+    law over its window (:func:`_pmf`) with the mass outside it counted as in the tail.
+    Rounding errors stay upward: a probability computed too small leaves its deficit in the
+    mass outside the window, which is added."""
+    pa, pb = np.broadcast_arrays(np.atleast_1d(np.asarray(pa, float)),
+                                 np.atleast_1d(np.asarray(pb, float)))
+    d = np.asarray(d, float).reshape((-1,) + (1,) * (pa.ndim - 1))
+    shape = np.broadcast_shapes(d.shape, pa.shape)
+    flat = [np.ascontiguousarray(np.broadcast_to(x, shape), dtype=float).ravel()
+            for x in (d, pa, pb)]
+    out = np.empty(shape)
+    _tail_rows(*flat[:1], int(na), int(nb), float(kappa), *flat[1:],
+               _half_width(na, pa), _half_width(nb, pb), out.reshape(-1))
+    return out
 
 
 def p_values(ka, na: int, kb, nb: int, kappa: float, c: float = 0.0,

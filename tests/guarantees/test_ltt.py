@@ -136,6 +136,30 @@ def test_the_envelope_bounds_the_tail_on_the_null_segment():
     assert p <= t.max() * (1 + 2 * pairtest.RTOL) + 1e-9  # and close to the sup
 
 
+def _exact_tail(d, n, n2, kappa, a, b):
+    """P(k/n − κ k2/n2 ≥ d) summed over the whole lattice with scipy's binomial law."""
+    k, k2 = _lattice(n, n2)
+    return float(np.sum(_law(n, n2, a, b)[k / n - kappa * k2 / n2 >= d - 1e-12]))
+
+
+@pytest.mark.parametrize("n,n2", [(3000, 800), (500, 5000)])
+def test_the_tail_on_truncated_windows_is_an_upper_bound_tight_to_1e_9(n, n2):
+    """At sizes where the windows cut the supports, on rows whose laws differ (the window's
+    width is the widest law's, so a narrow law's mode can sit at the window's edge), rates of
+    exactly 0 and 1 and rates near them, and statistics across the range: each tail is at
+    least the exact binomial sum and within 1e-9 of it."""
+    rng = np.random.default_rng(5)
+    pa = np.r_[0.0, 1.0, 1e-4, 1 - 1e-4, 0.5, rng.uniform(0, 1, 7)]
+    pb = np.r_[0.3, 1.0, 0.0, 1e-5, 0.999, rng.uniform(0, 1, 7)]
+    kappa = 0.8
+    d = pa - kappa * pb + rng.uniform(-0.05, 0.05, pa.size)
+    t = pairtest.tail(d, n, n2, kappa, pa[:, None], pb[:, None])[:, 0]
+    exact = np.array([_exact_tail(x, n, n2, kappa, a, b) for x, a, b in zip(d, pa, pb)])
+    assert np.all(t >= exact - 1e-12), t - exact
+    assert np.all(t <= exact + 1e-9), t - exact
+    assert 0.01 < np.mean((exact > 1e-6) & (exact < 1 - 1e-6))  # not only the trivial 0 and 1
+
+
 @pytest.mark.parametrize("kind,sense,b", COMPARISONS)
 def test_shortfall_limit_inverts_the_test_used(kind, sense, b):
     """A no-solution's certified limit is on the promised side of the bound exactly when the
