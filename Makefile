@@ -8,14 +8,18 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# After installing, numba's code is compiled into the user's cache ($XDG_CACHE_HOME/safeclf/numba,
-# never the source tree), so that the first run does not wait for the compiler.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e ".[dev]"
+	touch $@
+
+# numba's code compiled into the user's cache ($XDG_CACHE_HOME/safeclf/numba/<fingerprint of
+# the compiled modules>, never the source tree), so that the first run does not wait for the
+# compiler; again after a source changed (a few seconds when the cache holds it all).
+$(VENV)/.warmed: $(VENV)/.installed $(shell find safeclf -name '*.py')
 	$(BIN)/python -m safeclf.cli.warm
 	touch $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.warmed
 
 run: install
 	$(BIN)/safeclf run configs/quickstart.yaml

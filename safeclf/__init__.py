@@ -9,10 +9,35 @@ def _user_cache() -> str:
     return _os.environ.get("XDG_CACHE_HOME") or _os.path.join(_os.path.expanduser("~"), ".cache")
 
 
+#: The modules holding compiled (numba) code, relative to this package.
+COMPILED_MODULES = ("_utils/prefetch.py", "guarantees/pairtest.py", "methods/mcsvm/dual.py",
+                    "methods/mcsvm/kernels.py", "methods/proset/objective.py",
+                    "methods/ramp/box_qp.py", "methods/ramp/dcd.py", "methods/ramp/svm.py")
+
+
+def _compiled_fingerprint(root: str) -> str:
+    """12 hex digits of a hash of the compiled modules' names, sizes and modification times
+    under ``root``. numba checks a cached function against its own file only, and a caller's
+    cached code holds the callees it was compiled with: a changed kernels.py would leave the
+    dual solver running the old rows. A cache folder per fingerprint cannot."""
+    import hashlib
+
+    h = hashlib.sha1()
+    for name in COMPILED_MODULES:
+        try:
+            st = _os.stat(_os.path.join(root, name))
+            h.update(f"{name}:{st.st_size}:{st.st_mtime_ns};".encode())
+        except OSError:
+            h.update(f"{name}:missing;".encode())
+    return h.hexdigest()[:12]
+
+
 def _numba_cache_dir() -> str:
-    """numba's on-disk cache under the user's cache folder (``$XDG_CACHE_HOME/safeclf/numba``),
-    never beside the installed sources (numba's default when that folder is writable)."""
-    return _os.path.join(_user_cache(), "safeclf", "numba")
+    """numba's on-disk cache under the user's cache folder
+    (``$XDG_CACHE_HOME/safeclf/numba/<fingerprint>``, :func:`_compiled_fingerprint`), never
+    beside the installed sources (numba's default when that folder is writable)."""
+    return _os.path.join(_user_cache(), "safeclf", "numba",
+                         _compiled_fingerprint(_os.path.dirname(_os.path.abspath(__file__))))
 
 
 def _writable(path: str) -> bool:

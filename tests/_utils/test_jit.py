@@ -30,3 +30,43 @@ def test_compile_seconds_counts_each_compilation_once():
     again = jit.compile_seconds()
     assert outer(2.0) == 5.0  # compiled already: nothing more
     assert jit.compile_seconds() == again
+
+
+def test_the_compiled_modules_are_every_module_that_compiles():
+    """The cache folder's fingerprint covers each module with numba code (``@njit`` or an
+    intrinsic): one left out could change while the cache kept its callers' old code."""
+    import re
+    from pathlib import Path
+
+    import safeclf
+
+    root = Path(safeclf.__file__).parent
+    compiling = {p.relative_to(root).as_posix() for p in root.rglob("*.py")
+                 if re.search(r"^\s*@(njit|intrinsic)\b", p.read_text(), re.M)}
+    assert compiling == set(safeclf.COMPILED_MODULES)
+
+
+def test_a_changed_compiled_module_gives_a_new_cache_folder(tmp_path):
+    """Copies of the compiled modules: the fingerprint is stable, and changes when one
+    module's size or modification time does (numba's own check looks at one file only)."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    import safeclf
+
+    root = Path(safeclf.__file__).parent
+    for name in safeclf.COMPILED_MODULES:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / name, tmp_path / name)
+    first = safeclf._compiled_fingerprint(str(tmp_path))
+    assert first == safeclf._compiled_fingerprint(str(tmp_path))
+    seen = {first}
+    for name in safeclf.COMPILED_MODULES[:3]:
+        st = os.stat(tmp_path / name)
+        os.utime(tmp_path / name, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        seen.add(safeclf._compiled_fingerprint(str(tmp_path)))
+    with open(tmp_path / safeclf.COMPILED_MODULES[-1], "a") as f:
+        f.write("\n")
+    seen.add(safeclf._compiled_fingerprint(str(tmp_path)))
+    assert len(seen) == 5
