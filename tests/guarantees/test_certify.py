@@ -206,3 +206,34 @@ def test_one_entry_chooses_the_route_and_refuses_what_the_route_cannot_certify()
     with pytest.raises(ValueError, match="how: threshold"):
         certified_fit(ramp, {"constraints": [{"rate": "fairness_ratio", "kappa": 0.8}]}, task,
                       {}, [{"rate": "fairness_ratio", "min": 0.8}], seed=1)
+
+
+def test_a_recheck_accepts_rounding_in_p_values_and_limits_and_nothing_else():
+    """``evidence.differences``: a p-value or limit moved by 1e-7 relative (what a change of
+    the pair test's arithmetic moved them by) re-checks; one moved by 1e-4, or a count, a
+    verdict or δ moved at all, does not."""
+    import copy
+
+    from safeclf.guarantees.certify.evidence import differences
+
+    stored = {"route": "posthoc", "seed": 0, "fraction": 0.5, "delta": 0.05, "passed": True,
+              "p_value": 0.0123456789, "held_back": {"n_train": 100, "n": 50, "sha256": "ab"},
+              "statistic": {"fair": {"k": 31, "n": 120, "k2": 40, "n2": 130, "limit": 0.8123,
+                                     "passed": True, "p_value": 0.0123456789}}}
+    assert differences(stored, copy.deepcopy(stored)) == []
+
+    def moved(path, factor=None, value=None):
+        r = copy.deepcopy(stored)
+        *head, last = path
+        d = r
+        for k in head:
+            d = d[k]
+        d[last] = d[last] * factor if factor is not None else value
+        return differences(stored, r)
+
+    for path in (("p_value",), ("statistic", "fair", "p_value"), ("statistic", "fair", "limit")):
+        assert moved(path, 1 + 1e-7) == []
+        assert len(moved(path, 1 + 1e-4)) == 1
+    for path, value in ((("statistic", "fair", "k"), 32), (("statistic", "fair", "passed"), False),
+                        (("delta",), 0.05 * (1 + 1e-7)), (("passed",), False)):
+        assert len(moved(path, value=value)) == 1
