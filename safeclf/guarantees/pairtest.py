@@ -152,11 +152,11 @@ def tail(d, na: int, nb: int, kappa: float, pa, pb) -> np.ndarray:
                                  np.atleast_1d(np.asarray(pb, float)))
     d = np.asarray(d, float).reshape((-1,) + (1,) * (pa.ndim - 1))
     shape = np.broadcast_shapes(d.shape, pa.shape)
-    flat = [np.ascontiguousarray(np.broadcast_to(x, shape), dtype=float).ravel()
-            for x in (d, pa, pb)]
+    d_, pa_, pb_ = (np.ascontiguousarray(np.broadcast_to(x, shape), dtype=float).ravel()
+                    for x in (d, pa, pb))
     out = np.empty(shape)
-    _tail_rows(*flat[:1], int(na), int(nb), float(kappa), *flat[1:],
-               _half_width(na, pa), _half_width(nb, pb), out.reshape(-1))
+    _tail_rows(d_, int(na), int(nb), float(kappa), pa_, pb_, _half_width(na, pa),
+               _half_width(nb, pb), out.reshape(-1))
     return out
 
 

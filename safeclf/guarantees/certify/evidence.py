@@ -76,19 +76,19 @@ def statistic(promises, evs, tests) -> dict[str, dict]:
     return out
 
 
-def same(a, b) -> bool:
-    """Whether two JSON values are equal, numbers within 1e-9 relative."""
+def same(a, b, rtol: float = 1e-9) -> bool:
+    """Whether two JSON values are equal, numbers within ``rtol`` relative (1e-12 absolute)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b or (isinstance(a, bool | np.bool_) and isinstance(b, bool | np.bool_)
                           and bool(a) == bool(b))
     if isinstance(a, int | float) and isinstance(b, int | float):
         if math.isnan(a) or math.isnan(b):
             return math.isnan(a) and math.isnan(b)
-        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+        return math.isclose(a, b, rel_tol=rtol, abs_tol=1e-12)
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(same(a[k], b[k], rtol) for k in a)
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y, rtol) for x, y in zip(a, b))
     return a == b
 
 
@@ -143,19 +143,8 @@ def differences(stored: dict, recomputed: dict) -> list[str]:
 
 
 def _same_field(key: str, stored, recomputed) -> bool:
-    """:func:`same`, but a :data:`NUMERIC` field's numbers (or lists and maps of numbers)
-    within :data:`NUMERIC_RTOL` relative."""
-    if key not in NUMERIC:
-        return same(stored, recomputed)
-    if isinstance(stored, dict) and isinstance(recomputed, dict):
-        return stored.keys() == recomputed.keys() and all(
-            _same_field(key, stored[k], recomputed[k]) for k in stored)
-    numbers = (int, float)
-    if (isinstance(stored, numbers) and isinstance(recomputed, numbers)
-            and not isinstance(stored, bool) and not isinstance(recomputed, bool)
-            and math.isfinite(stored) and math.isfinite(recomputed)):
-        return math.isclose(stored, recomputed, rel_tol=NUMERIC_RTOL, abs_tol=1e-12)
-    return same(stored, recomputed)
+    """:func:`same`, a :data:`NUMERIC` field's numbers within :data:`NUMERIC_RTOL`."""
+    return same(stored, recomputed, NUMERIC_RTOL if key in NUMERIC else 1e-9)
 
 
 def _short(value) -> str:
