@@ -145,6 +145,29 @@ def test_one_sided_and_empty_weights(solver):
     assert not empty.w.any() and empty.b == 0.0 and empty.upper == empty.lower == 0.0
 
 
+def test_a_small_problem_whose_epochs_stall_is_polished(monkeypatch):
+    """Below ``POLISH_MIN_NNZ`` a solve polishes only once ``POLISH_STALLED`` epochs have not
+    reached its gap: with a small λ (large costs) coordinate descent on 2,000 rows creeps for
+    thousands of epochs (it did on the churn study's CI data, and the interior-point
+    fallback then solved the QP again); with the polish it certifies the gap a few epochs
+    after the threshold, at Clarabel's optimum."""
+    from safeclf.methods.ramp import svm
+
+    X, a_pos, a_neg = _instance(0, n=2000, d=10)
+    lam = 1e-5
+    qp = svm.weighted_hinge_svm(X, a_pos, a_neg, lam, 1.0, solver="clarabel")
+    gap = 1e-6 * qp.upper
+    res = svm.weighted_hinge_svm(X, a_pos, a_neg, lam, 1.0, solver="dcd", max_iter=5000,
+                                 gap_tol=gap)
+    assert res.upper - res.lower <= gap
+    assert svm.POLISH_STALLED <= res.n_iter <= svm.POLISH_STALLED + 3 * svm.POLISH_AFTER
+    assert res.upper == pytest.approx(qp.upper, rel=1e-6)
+    monkeypatch.setattr(svm, "POLISH_STALLED", 10**9)  # epochs alone: the stall is real
+    slow = svm.weighted_hinge_svm(X, a_pos, a_neg, lam, 1.0, solver="dcd", max_iter=2000,
+                                  gap_tol=gap)
+    assert slow.n_iter == 2000 and slow.upper - slow.lower > 100 * gap
+
+
 def test_polish_is_used_where_its_factor_is_cheap_against_the_epochs():
     """The polish's cost rule: with the same rows and nonzeros a row, few features pass and
     many do not (the dense (d + 1)² factor grows as d³), and more rows make the epochs dearer,

@@ -98,9 +98,12 @@ def weighted_hinge_svm(X, a_pos, a_neg, lam, intercept_scaling=1.0, tol=1e-3, ma
 
 def _dcd_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_state, gap_tol,
              state):
-    """dcd from ``state``; when its gap stalls, :func:`_working_set_polish` (the remaining
-    free coordinates and the rows nearest the margin solved exactly, the others fixed),
-    checked on every row and followed by more epochs if it did not certify."""
+    """dcd from ``state``; every ``POLISH_AFTER`` epochs short of the gap,
+    :func:`_working_set_polish` (the remaining free coordinates and the rows nearest the
+    margin solved exactly, the others fixed), checked on every row and followed by more
+    epochs if it did not certify. Below ``POLISH_MIN_NNZ`` nonzeros the epochs are cheaper, and
+    the polish starts only once ``POLISH_STALLED`` epochs have not reached the gap (with large
+    costs coordinate descent can creep for thousands of epochs on a few thousand rows)."""
     n, d = X.shape
     s = float(intercept_scaling)
     if state is None:
@@ -112,12 +115,16 @@ def _dcd_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_stat
     target = 4.0 * gap_tol / lam
     epochs = 0
     chunk = min(POLISH_AFTER, max_iter)
-    polish = X.nnz >= POLISH_MIN_NNZ and _polish_pays(X)
+    pays = _polish_pays(X)
+    polish = pays and X.nnz >= POLISH_MIN_NNZ
+    late = pays and not polish  # a smaller problem polishes once its epochs stall
     while True:
         u, z, primal, dual, ep = dcd_solve(X, c_pos, c_neg, s, state, target, chunk, pg_tol=tol)
         epochs += ep
         if primal - dual <= target or epochs >= max_iter:
             break
+        if late and epochs >= POLISH_STALLED:
+            polish, late = True, False
         if polish:
             kept = (state.alpha_pos.copy(), state.alpha_neg.copy(), z.copy())
             # ũ(α): the returned ũ may be a mean of epochs' (dcd._solve), the set's part of
@@ -143,6 +150,7 @@ def _dcd_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_stat
 POLISH_AFTER = 20  # dcd epochs between working-set polishes
 POLISH_MAX = 3000  # the largest working set solved exactly
 POLISH_MIN_NNZ = 100_000  # below this, epochs are cheaper than an exact solve of the set
+POLISH_STALLED = 200  # ... unless this many epochs did not reach the gap (see _dcd_svm)
 POLISH_COST_RATIO = 8.0  # a polish may cost this many times the epochs between two (below)
 POLISH_IPM_ITERS = 25  # the set's solve: its typical interior-point iteration count
 POLISH_TOL = 1e-7  # the set's solve: relative duality gap (the caller certifies every row)
