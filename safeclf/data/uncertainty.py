@@ -221,10 +221,12 @@ def _first(bad, where, what, unc, *keys):
 
 def truncated_normal(a: float, shape, rng):
     """Standard normal draws conditioned on |z| ≤ a, by rejection (acceptance ≥ 38% for
-    a ≥ 0.5; scipy's truncnorm.rvs is many times slower)."""
+    a ≥ 0.5; scipy's truncnorm.rvs is many times slower): the rejected entries, in order, are
+    drawn again until none is left; each round looks at the entries still rejected only."""
     z = rng.standard_normal(shape)
-    bad = np.abs(z) > a
-    while bad.any():
-        z[bad] = rng.standard_normal(int(bad.sum()))
-        bad = np.abs(z) > a
+    flat = z.reshape(-1)  # a view: z is new and contiguous
+    bad = np.flatnonzero(np.abs(flat) > a)
+    while bad.size:
+        flat[bad] = rng.standard_normal(bad.size)
+        bad = bad[np.abs(flat[bad]) > a]
     return z

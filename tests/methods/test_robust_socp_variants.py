@@ -142,3 +142,25 @@ def test_estimator_nu_method_bisection_reaches_the_same_model():
     assert np.allclose(a.coef_, b.coef_, atol=1e-5) and abs(a.intercept_ - b.intercept_) < 1e-5
     with pytest.raises(ValueError, match="nu_method"):
         RobustSOCPClassifier(nu_method="grid", **common).fit(mu, y, uncertainty=unc)
+
+
+@pytest.mark.parametrize("a,shape", [(2.0, (40, 30, 5)), (0.5, (1000, 7)), (0.3, (50,))])
+def test_truncated_normal_draws_are_plain_rejections_of_one_stream(a, shape):
+    """The Monte-Carlo checks' truncated normal: every draw within ±a, and the same numbers
+    as the textbook rejection loop on the same stream (redraw every rejected entry, in order,
+    until none is left), which the faster loop only re-examines more selectively."""
+    from safeclf.data.uncertainty import truncated_normal
+
+    def textbook(rng):
+        z = rng.standard_normal(shape)
+        bad = np.abs(z) > a
+        while bad.any():
+            z[bad] = rng.standard_normal(int(bad.sum()))
+            bad = np.abs(z) > a
+        return z
+
+    z = truncated_normal(a, shape, np.random.default_rng(7))
+    assert z.shape == shape and np.all(np.abs(z) <= a)
+    assert np.array_equal(z, textbook(np.random.default_rng(7)))
+    # a tight bound rejects most first draws: the law is not the plain normal's
+    assert abs(float(np.std(z)) - 1.0) > 0.1
