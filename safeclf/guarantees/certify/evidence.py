@@ -47,6 +47,8 @@ COMPARED = ("route", "seed", "fraction", "delta", "bound", "test", "passed", "p_
 #: verdicts, counts and rule that decide the certificate are compared as they are.
 NUMERIC = ("p_value", "limit")
 NUMERIC_RTOL = 1e-6
+#: The relative tolerance of every other number :func:`same` compares.
+RTOL = 1e-9
 
 
 def indices_sha256(indices) -> str:
@@ -76,7 +78,7 @@ def statistic(promises, evs, tests) -> dict[str, dict]:
     return out
 
 
-def same(a, b, rtol: float = 1e-9) -> bool:
+def same(a, b, rtol: float = RTOL) -> bool:
     """Whether two JSON values are equal, numbers within ``rtol`` relative (1e-12 absolute)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b or (isinstance(a, bool | np.bool_) and isinstance(b, bool | np.bool_)
@@ -144,7 +146,7 @@ def differences(stored: dict, recomputed: dict) -> list[str]:
 
 def _same_field(key: str, stored, recomputed) -> bool:
     """:func:`same`, a :data:`NUMERIC` field's numbers within :data:`NUMERIC_RTOL`."""
-    return same(stored, recomputed, NUMERIC_RTOL if key in NUMERIC else 1e-9)
+    return same(stored, recomputed, NUMERIC_RTOL if key in NUMERIC else RTOL)
 
 
 def _short(value) -> str:

@@ -115,17 +115,15 @@ def _dcd_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_stat
     target = 4.0 * gap_tol / lam
     epochs = 0
     chunk = min(POLISH_AFTER, max_iter)
-    pays = _polish_pays(X)
-    polish = pays and X.nnz >= POLISH_MIN_NNZ
-    late = pays and not polish  # a smaller problem polishes once its epochs stall
+    polish = _polish_pays(X)
+    # below POLISH_MIN_NNZ the epochs are cheaper while they converge: polish once they stall
+    polish_from = 0 if X.nnz >= POLISH_MIN_NNZ else POLISH_STALLED
     while True:
         u, z, primal, dual, ep = dcd_solve(X, c_pos, c_neg, s, state, target, chunk, pg_tol=tol)
         epochs += ep
         if primal - dual <= target or epochs >= max_iter:
             break
-        if late and epochs >= POLISH_STALLED:
-            polish, late = True, False
-        if polish:
+        if polish and epochs >= polish_from:
             kept = (state.alpha_pos.copy(), state.alpha_neg.copy(), z.copy())
             # ũ(α): the returned ũ may be a mean of epochs' (dcd._solve), the set's part of
             # ũ is taken out of ũ(α)
