@@ -13,7 +13,9 @@ process, interleaved (medians of :data:`REPEATS`), with the load average beside 
 2. Certified ramp in training (safeclf/guarantees/certify/training.py) on COMPAS
    (datasets/compas: 6,172 rows, race in three groups, 70 % for training), the same
    constraint, against one plain ramp fit with that constraint on the same training rows.
-   Target ≤ 3.
+   Target ≤ 3, and the timed certification must return a model (until the tightened
+   worst-pair bounds were capped at their centre, safeclf/guarantees/certify/conflicts.py,
+   it ended in no solution here, and the figure timed a refusal).
 
     .venv/bin/python benchmarks/certify_scale.py [--rows 1000000] [--repeats 3]
 """
@@ -130,9 +132,14 @@ def in_training(repeats: int) -> bool:
           f"{p:.2f} s, certified {c:.2f} s: {c / p:.2f}× (target ≤ {TRAINING_TARGET}); "
           f"certified: {'yes' if outcome.passed else 'no: ' + str(outcome.record.get('reason'))[:160]}",
           flush=True)
-    return figure("certified ramp in training / a plain ramp fit, COMPAS, three groups", c / p,
-                  TRAINING_TARGET, "<=", "×",
-                  f"plain {p:.2f} s, certified {c:.2f} s, medians of {repeats}; load {_load()}")
+    met = figure("certified ramp in training / a plain ramp fit, COMPAS, three groups", c / p,
+                 TRAINING_TARGET, "<=", "×",
+                 f"plain {p:.2f} s, certified {c:.2f} s, medians of {repeats}; "
+                 f"certified: {'yes' if outcome.passed else 'no'}; load {_load()}")
+    # a certification that refuses its candidate is not the route this figure is about
+    passed = figure("the timed certification of ramp on COMPAS returned a model", float(
+        outcome.passed), 1.0, ">=", "", str(outcome.record.get("reason"))[:300], timed=False)
+    return met and passed
 
 
 def main(argv=None) -> int:

@@ -529,8 +529,12 @@ class RatioConstraint:
         compare = self.compare or G.default_compare(g, self.protected)
         privileged, source = self.privileged, self.source
         if compare != "worst_pair":
-            # the dataset's privileged group is a group of its rows "groups"
-            declared = dataset_privileged if self.groups == "groups" else None
+            # the dataset's privileged group is a group of its rows "groups"; a pair named in
+            # full (protected and privileged) is its own reference, whatever the dataset's
+            # (certified training writes a worst_pair comparison out so, one item per pair)
+            explicit = self.protected is not None and self.privileged is not None
+            declared = (dataset_privileged if self.groups == "groups" and not explicit
+                        else None)
             d = G.resolve(None if self.privileged is None else G.label(self.privileged),
                           {"privileged_group": declared}, g, data.positive,
                           where=f"{self.where}.privileged")

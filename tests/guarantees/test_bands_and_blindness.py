@@ -251,10 +251,13 @@ metrics: [error]
     assert np.array_equal(first.prediction, second.prediction)
 
 
-def test_certified_training_of_a_band_too_narrow_for_its_rows_says_so(tmp_path, cli):
+def test_certified_training_of_a_band_whose_tightening_crosses_aims_at_its_middle(tmp_path,
+                                                                                   cli):
     """Certified ramp tightens each side of a band to leave room for its safety test; on few
-    held-back rows the tightened sides cross, and the job says so instead of fitting a model
-    the test can only reject."""
+    held-back rows the tightened sides cross. The candidate is then asked for the band's
+    middle (a tenth of its width around ratio 1) and tested like any: here the test cannot
+    certify [0.95, 1.05] on 180 held-back rows, and the outcome says how many rows it would
+    need."""
     import pandas as pd
 
     rng = np.random.default_rng(3)
@@ -281,7 +284,20 @@ metrics: [error]
     assert res.exit_code == 0, res.output
     table = pd.read_csv(next((tmp_path / "runs").iterdir()) / "metrics.csv")
     assert table.status[0] == "no_solution"
-    assert "band [0.95, 1.05]" in table.error[0] and "too narrow" in table.error[0]
+    reason = table.error[0]
+    assert reason.startswith("no model: the safety test failed"), reason
+    assert "held-back rows per group would certify" in reason
+    import json
+
+    (result,) = (next((tmp_path / "runs").iterdir()) / "results").glob("*.json")
+    cert = json.loads(result.read_text())["certification"]
+    low, high = (cert["internal_bounds"][f"constraint_fairness_ratio_{s}"]
+                 for s in ("lower", "upper"))
+    centre = np.sqrt(0.95 * 1.05)  # the band's middle in log ratio
+    assert low < centre < high and np.log(high / low) == pytest.approx(
+        0.1 * np.log(1.05 / 0.95), rel=1e-6)
+    assert set(cert["tightening_given_back"]) == {"constraint_fairness_ratio_lower",
+                                                  "constraint_fairness_ratio_upper"}
 
 
 def test_certified_trainings_no_solution_says_the_limit_of_the_test_it_ran():

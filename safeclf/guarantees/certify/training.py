@@ -48,6 +48,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from safeclf.guarantees import bounds as B
+from safeclf.guarantees.certify.conflicts import reconcile
 from safeclf.guarantees.promises import Evidence, Promise, rate_evidence
 from safeclf.guarantees.promises import sizes as promise_sizes
 
@@ -313,14 +314,20 @@ def certify_in_training(plugin, params: dict, task, delta: float, fraction: floa
     sizes = [promise_sizes(p.quantity, safe_pos, safe.rows) for p in promises]
     candidates = []
     for setting, pilot in pilots:
-        internal = _tightened(promises, pilot, cand_task, sizes, d, bnd)
+        # bounds that contradict each other once tightened are pulled back towards the
+        # promises (conflicts.reconcile); promises that contradict each other have no model
+        fit = reconcile(promises, [p.bound for p in promises],
+                        _tightened(promises, pilot, cand_task, sizes, d, bnd))
+        if fit.reason:
+            record["reason"] = f"no model: {fit.reason}; next: promises that can hold together"
+            return Outcome(None, [_uncertified(p) for p in certified], record)
         # one bound per promise: a comparison of several pairs of groups has several
-        candidates.append((plugin.tightened_params(setting, internal, promises=promises),
-                           internal))
+        candidates.append((plugin.tightened_params(setting, fit.bounds, promises=promises),
+                           fit.bounds, fit.given_back))
     chosen = 0
     if len(candidates) > 1:
         table = []
-        for (tparams, internal), (setting, _) in zip(candidates, pilots, strict=True):
+        for (tparams, internal, _), (setting, _) in zip(candidates, pilots, strict=True):
             row = predicted_test(plugin, tparams, cand_task, promises, sizes, d, seed, bnd)
             table.append({"setting": _difference(setting, params), "internal_bounds": internal,
                           **row})
@@ -328,15 +335,10 @@ def certify_in_training(plugin, params: dict, task, delta: float, fraction: floa
         for i, row in enumerate(table):
             row["chosen"] = i == chosen
         record["candidates"] = table
-    tparams, internal = candidates[chosen]
+    tparams, internal, given_back = candidates[chosen]
     record["internal_bounds"] = {p.name: b for p, b in zip(promises, internal, strict=True)}
-    crossed = _crossed_band(promises, internal)
-    if crossed:
-        record["reason"] = (f"no model: the band {crossed} is too narrow to certify on "
-                            f"{len(safe)} held-back rows: leaving room for the safety test "
-                            "asks the candidate for a lower bound above its upper bound; "
-                            "next: a wider band, more rows, or how: threshold")
-        return Outcome(None, [_uncertified(p) for p in certified], record)
+    if given_back:  # the share θ of each tightening given back (conflicts.reconcile)
+        record["tightening_given_back"] = given_back
     try:
         est = plugin.build(tparams, random_state=seed)
         est = plugin.fit(est, cand_task) or est
@@ -431,18 +433,6 @@ def safety_test(promises, est, safe, d: float, bnd: B.Bound) -> tuple[dict, list
         tests[p.name] = {"bound": value, "passed": ok}
         evs.append(ev)
     return tests, evs
-
-
-def _crossed_band(promises, internal) -> str:
-    """The first band (a lower and an upper promise on the same quantity) whose tightened
-    bounds cross, said as ``[lower, upper] (tightened: l′ > u′)``; empty when none does."""
-    lows = {repr(p.quantity): (p, b) for p, b in zip(promises, internal) if p.sense == ">="}
-    for p, b in zip(promises, internal):
-        if p.sense == "<=" and repr(p.quantity) in lows:
-            low, lb = lows[repr(p.quantity)]
-            if lb > b:
-                return f"[{low.bound:g}, {p.bound:g}] (tightened: {lb:.3g} > {b:.3g})"
-    return ""
 
 
 def _shortfall(p: Promise, ev: Evidence, d: float, bnd, n_safe: int, n_train: int,
