@@ -219,9 +219,40 @@ def write_plot(run_dir: Path, frame) -> list[str]:
     return []
 
 
+#: Rows of a panel of the promise plot; beyond them the rows that need a reader's eye are
+#: shown (see :func:`_shown_rows`) and the others counted under the panel.
+MAX_ROWS = 30
+#: Verdicts in the order a reader should see them first.
+_ATTENTION = {"violated": 0, "no solution": 1, "inconclusive": 2, "holds": 3}
+
+
+def _shown_rows(groups: list, max_rows: int = MAX_ROWS) -> tuple[list, dict]:
+    """The (key, rows) groups a panel shows, in their own order, and the verdict counts of the
+    jobs left out: all of them up to ``max_rows``; beyond, those with a verdict other than
+    "holds" first, then those whose estimate lies nearest the bound (relative to it)."""
+    if len(groups) <= max_rows:
+        return groups, {}
+
+    def urgency(item):
+        h = item[1]
+        worst = min(_ATTENTION.get(v, 1) for v in h["verdict"])
+        rel = (h["bound"] - h["estimate"]).abs() / h["bound"].abs().clip(lower=1e-12)
+        return worst, float(rel.min()) if rel.notna().any() else 0.0
+
+    ranked = sorted(range(len(groups)), key=lambda i: urgency(groups[i]))
+    keep = sorted(ranked[:max_rows])
+    hidden = [groups[i][1] for i in ranked[max_rows:]]
+    counts = {}
+    for h in hidden:
+        for v in h["verdict"]:
+            counts[v] = counts.get(v, 0) + 1
+    return [groups[i] for i in keep], counts
+
+
 def plot(frame):
     """One panel per promise: each job's estimate and interval (coloured by verdict) against
-    its bound (a black bar), one row per dataset / method / parameters."""
+    its bound (a black bar), one row per dataset / method / parameters; a panel of more than
+    :data:`MAX_ROWS` rows shows those that need attention and counts the others."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -232,18 +263,18 @@ def plot(frame):
     checked = frame[frame["kind"] != "none"]
     varying = varying_by_method(checked)
     names = list(dict.fromkeys(checked["promise"]))
-    rows_per = [checked[checked["promise"] == n].groupby(["dataset", "method", "params"],
-                                                         sort=False).ngroups for n in names]
+    panels = [_shown_rows(list(checked[checked["promise"] == n].groupby(
+        ["dataset", "method", "params"], sort=False))) for n in names]
+    rows_per = [len(rows) + (1 if hidden else 0) for rows, hidden in panels]
     fig, axes = plt.subplots(len(names), 1, squeeze=False,
                              figsize=(7.5, sum(1.2 + 0.32 * r for r in rows_per)),
                              gridspec_kw={"height_ratios": [1 + 0.3 * r for r in rows_per]})
-    for ax, name in zip(axes[:, 0], names):
+    for ax, name, (rows, hidden) in zip(axes[:, 0], names, panels):
         g = checked[checked["promise"] == name]
         labels = []
-        for i, ((dataset, method, params), h) in enumerate(
-                g.groupby(["dataset", "method", "params"], sort=False)):
+        for i, ((dataset, method, params), h) in enumerate(rows):
             kinds = "/".join(dict.fromkeys(h["kind"]))
-            labels.append(f"{dataset} · {method} {_short(params, varying[method], 30)}".strip()
+            labels.append(f"{dataset} · {method} {_short(params, varying[method], 60)}".strip()
                           + f" [{kinds}]")
             unsolved = h[h["verdict"] == "no solution"]
             if len(unsolved):  # say why on the row, not only an x at the bound
@@ -262,6 +293,12 @@ def plot(frame):
                 ax.plot([r["estimate"]], [y], "o", color=color, ms=3)
             for b in h["bound"].dropna().unique():
                 ax.plot([b, b], [i - 0.4, i + 0.4], color="black", lw=2)
+        if hidden:
+            n_rows = g.groupby(["dataset", "method", "params"], sort=False).ngroups - len(rows)
+            jobs = ", ".join(f"{k} {v}" for k, v in sorted(
+                hidden.items(), key=lambda kv: _ATTENTION.get(kv[0], 1)))
+            labels.append(f"+ {n_rows} more rows, further from the bound (jobs: {jobs}): "
+                          "promises.csv")
         first = g.iloc[0]
         op = "≤" if first["sense"] == "<=" else "≥"
         ax.set_yticks(range(len(labels)), labels, fontsize=7)

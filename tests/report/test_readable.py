@@ -188,3 +188,39 @@ def test_the_report_counts_certificates_apart_from_test_verdicts(run):
     page = render(run)
     assert f"<b>{solved}/{len(certifying)}</b><span>certified models</span>" in page
     assert "<span>test verdicts holding</span>" in page
+
+
+def test_a_promise_panel_of_many_rows_shows_those_that_need_attention():
+    """A panel of 120 rows (4 of them not holding, 6 holding within 2 % of the bound) shows
+    MAX_ROWS rows: every row not holding and the holding rows nearest the bound, in their own
+    order, and one line counting the jobs of the rows left out by verdict."""
+
+    from safeclf.report import verdicts
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(120):
+        est = float(rng.uniform(0.0, 0.05))
+        verdict = "holds"
+        if i in (7, 50, 81):
+            verdict, est = "inconclusive", 0.095
+        if i == 99:
+            verdict, est = "violated", 0.2
+        if i in (3, 30, 60, 61, 90, 111):
+            est = 0.099
+        for seed in range(2):
+            rows.append({"job": f"{i}-{seed}", "dataset": "d", "method": "m",
+                         "params": json.dumps({"c": i}), "promise": "p", "kind": "expectation",
+                         "sense": "<=", "bound": 0.1, "estimate": est, "lower": est - 0.01,
+                         "upper": est + 0.01, "verdict": verdict, "note": ""})
+    frame = pd.DataFrame(rows)
+    fig = verdicts.plot(frame)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert len(labels) == verdicts.MAX_ROWS + 1
+    shown = [int(lab.split("c=")[1].split(" ")[0]) for lab in labels[:-1]]
+    assert shown == sorted(shown)  # their own order
+    assert {7, 50, 81, 99, 3, 30, 60, 61, 90, 111} <= set(shown)
+    assert labels[-1].startswith(f"+ {120 - verdicts.MAX_ROWS} more rows")
+    assert f"holds {2 * (120 - verdicts.MAX_ROWS)}" in labels[-1]
+    small = verdicts.plot(frame[frame["params"].map(lambda p: json.loads(p)["c"] < 10)])
+    assert len(small.axes[0].get_yticklabels()) == 10  # no cap, no count line
