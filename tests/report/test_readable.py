@@ -224,3 +224,22 @@ def test_a_promise_panel_of_many_rows_shows_those_that_need_attention():
     assert f"holds {2 * (120 - verdicts.MAX_ROWS)}" in labels[-1]
     small = verdicts.plot(frame[frame["params"].map(lambda p: json.loads(p)["c"] < 10)])
     assert len(small.axes[0].get_yticklabels()) == 10  # no cap, no count line
+
+
+def test_the_promise_summary_answers_the_same_content_once_and_never_a_stale_table(run):
+    """summary() keeps its last tables by content: a copy of the frame gets an equal table
+    (a copy: changing it changes no later answer); a frame with one estimate changed gets its
+    own."""
+    from safeclf.report import verdicts
+
+    frame = run.promises
+    first = verdicts.summary(frame)
+    first.loc[0, "estimate"] = "changed by the caller"
+    again = verdicts.summary(frame.copy())
+    assert again.loc[0, "estimate"] != "changed by the caller"
+    assert again.equals(verdicts._summary(frame, True))
+    moved = frame.copy()
+    i = moved.index[moved["estimate"].notna()][0]
+    moved.loc[i, "estimate"] = moved.loc[i, "estimate"] + 0.123
+    assert not verdicts.summary(moved).equals(again)
+    assert verdicts.summary(moved).equals(verdicts._summary(moved, True))
