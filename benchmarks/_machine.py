@@ -132,6 +132,13 @@ def _why_not_quiet(name: str, reading: dict) -> str:
             f"{QUIET_BUSY_PER_CORE * reading['cores']:g}), load {reading['load'][0]:.2f}")
 
 
+def _below_ceiling(f: dict) -> bool:
+    """Whether a speed-up's target (≥) lies above the machine's own ceiling measured beside
+    it: then the machine, not the code, kept the figure from its target."""
+    c = f.get("ceiling")
+    return c is not None and f.get("sense") == ">=" and c < f["target"]
+
+
 def judge(figures: list[dict], start: dict | None, end: dict | None) -> dict:
     """Each figure's ``status`` (added to a copy of it) and the run's verdict.
 
@@ -156,6 +163,8 @@ def judge(figures: list[dict], start: dict | None, end: dict | None) -> dict:
             shown = load if load is not None else max(
                 (r["load"][0] for r in readings.values() if r), default=float("nan"))
             f["status"] = f"unreliable: load {shown:.2f}"
+        elif f.get("timed", True) and _below_ceiling(f):
+            f["status"] = f"unreliable: the machine's own ceiling beside it {f['ceiling']:.2f}"
         else:
             f["status"] = "missed"
         out.append(f)

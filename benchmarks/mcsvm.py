@@ -108,24 +108,29 @@ print(time.process_time() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxr
 """
 
 
-#: Cells of the scaling curve up to this n (fits of a second or two) are the medians of
-#: ``CURVE_REPEATS`` fresh processes each: one fit of ~0.1 s timed once spread from 0.12 to
-#: 0.44 s at n = 5,000 on a quiet machine (benchmarks/NOTES.md).
-CURVE_REPEAT_UP_TO, CURVE_REPEATS = 20_000, 3
+#: Fresh processes per cell of the scaling curve, by the largest n they apply to: one fit of
+#: ~0.1–0.4 s timed once spread from 0.12 to 0.44 s at n = 5,000 on a quiet machine, and the
+#: median of 3 pairs read 1.18–1.93 over four runs of make bench (benchmarks/NOTES.md); fits
+#: of 10–400 ms are cheap to repeat, fits of minutes are timed once.
+CURVE_REPEATS = ((5_000, 7), (20_000, 3))
+
+
+def curve_repeats(n: int) -> int:
+    return next((r for up_to, r in CURVE_REPEATS if n <= up_to), 1)
 
 
 def scaling_curve(sizes, m, eta, gamma) -> bool:
     """Print and record (CPU time, peak memory) of SVC and MC-SVM fits per n, each in a fresh
-    process, SVC's first (medians of :data:`CURVE_REPEATS` pairs up to
-    :data:`CURVE_REPEAT_UP_TO` rows); returns whether every cell met both targets."""
-    print(f"scaling curve (fresh processes, CPU seconds, medians of {CURVE_REPEATS} up to "
-          f"{CURVE_REPEAT_UP_TO:,} rows; load "
+    process, SVC's first (medians of :func:`curve_repeats` interleaved pairs); returns
+    whether every cell met both targets."""
+    reps = ", ".join(f"{r} up to {n:,} rows" for n, r in CURVE_REPEATS)
+    print(f"scaling curve (fresh processes, CPU seconds, medians of {reps}; load "
           f"{os.getloadavg()[0]:.1f} at the start):")
     print(f"{'n':>8} {'SVC s':>8} {'MiB':>6} {'MC-SVM s':>9} {'MiB':>6} {'time':>6} {'memory':>7}")
     met = True
     for n in sizes:
         runs = {"svc": [], "mcsvm": []}
-        for _ in range(CURVE_REPEATS if n <= CURVE_REPEAT_UP_TO else 1):  # interleaved
+        for _ in range(curve_repeats(n)):  # interleaved
             for which in runs:
                 out = subprocess.run([sys.executable, "-c", CURVE_FIT, str(n), which, str(m),
                                       str(eta), str(gamma)], capture_output=True, text=True,
@@ -135,7 +140,8 @@ def scaling_curve(sizes, m, eta, gamma) -> bool:
                               for w in ("svc", "mcsvm"))
         print(f"{n:>8,} {ts:>8.2f} {ms:>6.0f} {tm:>9.2f} {mm:>6.0f} {tm / ts:>6.2f} {mm / ms:>7.2f}"
               f"   (load {os.getloadavg()[0]:.1f})")
-        detail = f"SVC {ts:.2f} s, {ms:.0f} MiB peak; MC-SVM {tm:.2f} s, {mm:.0f} MiB peak"
+        detail = (f"SVC {ts:.2f} s, {ms:.0f} MiB peak; MC-SVM {tm:.2f} s, {mm:.0f} MiB peak; "
+                  f"medians of {curve_repeats(n)}")
         met &= figure(f"scaling n = {n:,}: MC-SVM / SVC", tm / ts, RATIO, "<=", "×", detail)
         met &= figure(f"scaling n = {n:,}: MC-SVM / SVC peak memory", mm / ms, MEMORY, "<=", "×",
                       detail)

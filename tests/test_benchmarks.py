@@ -130,3 +130,19 @@ def test_a_benchmark_records_its_load_and_its_crash(tmp_path):
     assert (ratio["timed"], ratio["met"], error["timed"], error["met"]) == (True, False, False, True)
     assert isinstance(ratio["load"], float) and ratio["load"] >= 0
     assert crash == {"benchmark": "boom", "crashed": "RuntimeError: no data"}
+
+
+def test_a_speed_up_below_the_machines_own_ceiling_beside_it_is_unreliable():
+    """A speed-up target above the machine's own ceiling measured beside the figure (two plain
+    loops at once) is out of any code's reach at that moment: the miss is unreliable even
+    between quiet probes; a ceiling at or above the target leaves it a miss, and a figure
+    that is not a timing, or bounded from above, is not judged by a ceiling."""
+    def speedup(value, ceiling, timed=True, sense=">="):
+        return {**fig(target=1.9), "value": value, "sense": sense, "met": False,
+                "ceiling": ceiling, "timed": timed}
+
+    assert statuses([speedup(1.87, 1.82), speedup(1.87, 1.95), speedup(1.87, None),
+                     speedup(1.87, 1.82, timed=False), speedup(1.87, 1.82, sense="<=")],
+                    reading(), reading()) == [
+        "unreliable: the machine's own ceiling beside it 1.82", "missed", "missed", "missed",
+        "missed"]
