@@ -102,7 +102,11 @@ def main(argv: list[str]) -> int:
         r = out["contention"][name]
         print(f"machine at the {name}: " + ("not measured" if r is None else
               f"load {' '.join(f'{v:.2f}' for v in r['load'])}, others' CPU "
-              f"{r['others_busy_cores']} cores, ceiling {r['ceiling']['value']:.2f}"))
+              f"{r['others_busy_cores']} cores, ceiling {r['ceiling']['value']:.2f}, "
+              f"the ceiling's loop alone {r['ceiling'].get('alone_s', float('nan')):.3f} s"))
+    print("(the loop alone is the machine's speed: a host shared with busy neighbours can be "
+          "slower by a third with none of them in this machine's load or CPU counters; the "
+          "ratios above are of times measured side by side, absolute times are not)")
     print("the machine was quiet" if verdict["quiet"] else
           "the machine was NOT quiet (" + "; ".join(verdict["why"]) + "): a timing that "
           "missed its target is unreliable, not missed")
