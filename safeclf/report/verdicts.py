@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -252,12 +253,12 @@ MAX_ROWS = 30
 _ATTENTION = {"violated": 0, "no solution": 1, "inconclusive": 2, "holds": 3}
 
 
-def _shown_rows(groups: list, max_rows: int = MAX_ROWS) -> tuple[list, dict]:
-    """The (key, rows) groups a panel shows, in their own order, and the verdict counts of the
-    jobs left out: all of them up to ``max_rows``; beyond, those with a verdict other than
-    "holds" first, then those whose estimate lies nearest the bound (relative to it)."""
+def _shown_rows(groups: list, max_rows: int = MAX_ROWS) -> tuple[list, list]:
+    """The (key, rows) groups a panel shows, in their own order, and those it leaves out: all
+    of them up to ``max_rows``; beyond, those with a verdict other than "holds" first, then
+    those whose estimate lies nearest the bound (relative to it)."""
     if len(groups) <= max_rows:
-        return groups, {}
+        return groups, []
 
     def urgency(item):
         h = item[1]
@@ -266,13 +267,7 @@ def _shown_rows(groups: list, max_rows: int = MAX_ROWS) -> tuple[list, dict]:
         return worst, float(rel.min()) if rel.notna().any() else 0.0
 
     ranked = sorted(range(len(groups)), key=lambda i: urgency(groups[i]))
-    keep = sorted(ranked[:max_rows])
-    hidden = [groups[i][1] for i in ranked[max_rows:]]
-    counts = {}
-    for h in hidden:
-        for v in h["verdict"]:
-            counts[v] = counts.get(v, 0) + 1
-    return [groups[i] for i in keep], counts
+    return [groups[i] for i in sorted(ranked[:max_rows])], [groups[i] for i in ranked[max_rows:]]
 
 
 def plot(frame):
@@ -320,10 +315,10 @@ def plot(frame):
             for b in h["bound"].dropna().unique():
                 ax.plot([b, b], [i - 0.4, i + 0.4], color="black", lw=2)
         if hidden:
-            n_rows = g.groupby(["dataset", "method", "params"], sort=False).ngroups - len(rows)
+            counts = Counter(v for _, h in hidden for v in h["verdict"])
             jobs = ", ".join(f"{k} {v}" for k, v in sorted(
-                hidden.items(), key=lambda kv: _ATTENTION.get(kv[0], 1)))
-            labels.append(f"+ {n_rows} more rows, further from the bound (jobs: {jobs}): "
+                counts.items(), key=lambda kv: _ATTENTION.get(kv[0], 1)))
+            labels.append(f"+ {len(hidden)} more rows, further from the bound (jobs: {jobs}): "
                           "promises.csv")
         first = g.iloc[0]
         op = "≤" if first["sense"] == "<=" else "≥"

@@ -51,22 +51,19 @@ def _edge(p, b0: float, b1: float, i: int):
     None for a promise no other can contradict this way."""
     q = p.quantity
     lower = p.sense == ">="
-    if q.kind == "ratio" and q.privileged is not None:
+    if q.kind in ("ratio", "difference") and q.privileged is not None:
+        # one family: the quantity but for its pair; "not A" is every row not privileged
+        prot = str(q.protected) if q.protected is not None else f"not {q.privileged}"
+        priv = str(q.privileged)
+        family = repr(replace(q, privileged=None, protected=None))
+        if q.kind == "difference":  # r(priv) − r(prot)
+            return ("linear", family), (_Edge(prot, priv, b0, b1, i) if lower else
+                                        _Edge(priv, prot, -b0, -b1, i))
         if min(b0, b1) <= 0 or not math.isfinite(max(b0, b1)):
             return None
-        prot = str(q.protected) if q.protected is not None else f"not {q.privileged}"
-        priv = str(q.privileged)
-        key = ("log", repr(replace(q, privileged=None, protected=None)))
-        if lower:  # r(prot) ≥ b·r(priv)
-            return key, _Edge(priv, prot, math.log(b0), math.log(b1), i)
-        return key, _Edge(prot, priv, -math.log(b0), -math.log(b1), i)
-    if q.kind == "difference" and q.privileged is not None:  # r(priv) − r(prot)
-        prot = str(q.protected) if q.protected is not None else f"not {q.privileged}"
-        priv = str(q.privileged)
-        key = ("linear", repr(replace(q, privileged=None, protected=None)))
-        if lower:
-            return key, _Edge(prot, priv, b0, b1, i)
-        return key, _Edge(priv, prot, -b0, -b1, i)
+        return ("log", family), (  # r(prot) ≥ b·r(priv), or ≤
+            _Edge(priv, prot, math.log(b0), math.log(b1), i) if lower else
+            _Edge(prot, priv, -math.log(b0), -math.log(b1), i))
     if q.kind == "rate":
         key = ("linear", repr(q))
         return key, (_Edge("0", "rate", b0, b1, i) if lower else
@@ -120,7 +117,7 @@ def positive_cycle(edges, weight) -> list | None:
 
 def _on_cycles(edges):
     """The edges that lie on some cycle (both ends in one strongly connected component)."""
-    nodes, at, best, _ = _longest(edges, lambda e: 0.0)
+    _, at, best, _ = _longest(edges, lambda e: 0.0)
     return [e for e in edges if best[at[e.to]][at[e.frm]] > -math.inf]
 
 
@@ -178,12 +175,14 @@ def reconcile(promises, given, tightened) -> Reconciled:
     given_back: dict[str, float] = {}
     for (space, _), edges in _families(promises, given, tightened).items():
         log = space == "log"
+        # a tightened bound is stricter (w1 ≥ w0): only a family whose tightened bounds
+        # contradict each other can have promises that do
+        if positive_cycle(edges, lambda e: e.w1) is None:
+            continue
         own = positive_cycle(edges, lambda e: e.w0)
         if own is not None:
             return Reconciled(bounds, given_back, _said(own, promises, lambda e: e.w0, log)
                               + ": the promises contradict each other")
-        if positive_cycle(edges, lambda e: e.w1) is None:
-            continue
         cyclic = _on_cycles(edges)
         x = centre(cyclic)
         for e in cyclic:
