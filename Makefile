@@ -44,7 +44,7 @@ docs: install
 
 # Every paper table, re-checked: each config's CI profile must meet all its expectations.
 check-configs: install
-	@BIN=$(BIN) sh benchmarks/check_configs.sh
+	$(BIN)/python benchmarks/_check_configs.py
 
 # Every config in full, then the reproduction scripts; one table at the end (config,
 # expectations met, time), also written to benchmarks/results/ (benchmarks/reproduce.sh).

@@ -24,6 +24,7 @@ Per page, in a scratch folder that sees the repository's ``configs/``, ``dataset
 from __future__ import annotations
 
 import glob
+import importlib.util
 import re
 import shlex
 from pathlib import Path
@@ -81,15 +82,20 @@ RUN_FOR_REAL = {"configs/quickstart.yaml"}
 
 
 def _check_configs_runs_every_ci_profile() -> bool:
-    """``make test`` runs ``check-configs``, which runs each configs/*.yaml with --profile ci
-    --check (in its recipe, or in the script of benchmarks/ the recipe runs)."""
+    """``make test`` runs ``check-configs``, whose script runs each configs/*.yaml with
+    ``--profile ci --check`` (the script's own :func:`command`, asked here)."""
     makefile = (ROOT / "Makefile").read_text()
     test_target = re.search(r"^test:.*?(?=^\S)", makefile, re.M | re.S).group(0)
-    loop = re.search(r"^check-configs:.*?(?=^\S|\Z)", makefile, re.M | re.S).group(0)
-    for script in re.findall(r"\bsh (benchmarks/[\w.]+\.sh)\b", loop):
-        loop += (ROOT / script).read_text()
-    return ("check-configs" in test_target and "configs/*.yaml" in loop
-            and "--profile ci --check" in loop)
+    recipe = re.search(r"^check-configs:.*?(?=^\S|\Z)", makefile, re.M | re.S).group(0)
+    if "check-configs" not in test_target or "benchmarks/_check_configs.py" not in recipe:
+        return False
+    spec = importlib.util.spec_from_file_location(
+        "_check_configs", ROOT / "benchmarks" / "_check_configs.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    args = script.command("configs/x.yaml")
+    return (script.CONFIGS == "configs/*.yaml" and args[:2] == ["run", "configs/x.yaml"]
+            and args[args.index("--profile") + 1] == "ci" and "--check" in args)
 
 
 #: Spec files a page wrote (a ``title="X.yaml"`` block): its own small runs, run for real.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,48 @@ OMITTED = "omitted"
 
 
 MAX_YAML_NODES = 200_000  # nodes after alias expansion (a real spec has a few hundred)
+#: lists and mappings inside each other (a real spec nests fewer than ten); refused as it is
+#: read, before PyYAML's scanner, whose cost grows with the square of the depth (3,000 levels
+#: took over a second to refuse), and its recursive composer get further
+MAX_YAML_DEPTH = 100
+
+
+class _TooDeep(Exception):
+    pass
+
+
+@lru_cache(maxsize=1)
+def _bounded_loader():
+    """PyYAML's safe loader that stops composing past :data:`MAX_YAML_DEPTH` levels (the
+    scanner reads ahead only as far as the composer asks)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        _depth = 0
+
+        # the scanner reads ahead of the composer (a flow collection's keys are undecided
+        # until it closes): bounded here too, for flow and block style
+        def fetch_flow_collection_start(self, token_class):
+            if self.flow_level >= MAX_YAML_DEPTH:
+                raise _TooDeep
+            return super().fetch_flow_collection_start(token_class)
+
+        def add_indent(self, column):
+            if len(self.indents) >= MAX_YAML_DEPTH:
+                raise _TooDeep
+            return super().add_indent(column)
+
+        def compose_node(self, parent, index):
+            step = int(self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent))
+            self._depth += step
+            try:
+                if self._depth > MAX_YAML_DEPTH:
+                    raise _TooDeep
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= step
+
+    return Loader
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
@@ -45,7 +88,7 @@ def parse_yaml(text: str, where: str) -> Any:
 
     loader = None
     try:
-        loader = yaml.SafeLoader(text)  # the reader refuses control characters here
+        loader = _bounded_loader()(text)  # the reader refuses control characters here
         node = loader.get_single_node()
         if node is None:
             return None
@@ -62,9 +105,9 @@ def parse_yaml(text: str, where: str) -> Any:
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise SpecError(f"{where}: malformed YAML{at}: {problem}") from None
-    except RecursionError:  # the composer and constructor recurse once per level
-        raise SpecError(f"{where}: the YAML nests lists or mappings too deeply (a spec needs a "
-                        "few levels, not hundreds)") from None
+    except (_TooDeep, RecursionError):  # the composer and constructor recurse once per level
+        raise SpecError(f"{where}: the YAML nests lists or mappings too deeply (more than "
+                        f"{MAX_YAML_DEPTH} levels; a spec needs a few)") from None
     finally:
         if loader is not None:
             loader.dispose()

@@ -340,3 +340,27 @@ def test_declared_metric_and_promise_names_cover_what_jobs_report(write_spec, tm
     assert covered == set(registry.method_names()) - {"fairlearn_eg"} - (
         set() if has_xgb else {"report_xgboost"})
     assert np.unique(g).size == 2
+
+
+@pytest.mark.parametrize("style", ["flow lists", "flow mappings", "block mappings",
+                                   "block lists"])
+def test_yaml_nesting_is_read_to_its_limit_and_refused_past_it(style):
+    from safeclf.spec.yaml import MAX_YAML_DEPTH, parse_yaml
+
+    def nested(levels: int) -> str:  # `levels` collections inside each other, under key a
+        if style == "flow lists":
+            return "a: " + "[" * levels + "]" * levels
+        if style == "flow mappings":
+            return "a: " + "{b: " * (levels - 1) + "{}" + "}" * (levels - 1)
+        if style == "block mappings":
+            return "a:\n" + "".join(" " * i + "b:\n" for i in range(1, levels)) + " " * levels + "c: 1\n"
+        return "a:\n" + "".join(" " * i + "-\n" for i in range(1, levels)) + " " * levels + "- 1\n"
+
+    def depth(value) -> int:
+        return 1 + max((depth(v) for v in (value.values() if isinstance(value, dict) else value)),
+                       default=0) if isinstance(value, (dict, list)) else 0
+
+    top = MAX_YAML_DEPTH - 1  # the document's own mapping is one level
+    assert depth(parse_yaml(nested(top), "spec")) == MAX_YAML_DEPTH
+    with pytest.raises(SpecError, match="nests lists or mappings too deeply"):
+        parse_yaml(nested(top + 1), "spec")

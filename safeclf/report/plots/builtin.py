@@ -301,8 +301,11 @@ def _write_one(spec: Spec, frame, details: dict, folder: Path, p: PlotEntry, i: 
             options = {k: v for k, v in p.model_extra.items() if k not in dict(_FILTERS)}
             plugin_kinds[p.kind](rows, details, fig, **options)
         fig.tight_layout()
+        # the tight box once for both files (``bbox_inches="tight"`` draws the figure again
+        # for each), padded as "tight" pads it
+        box = fig.get_tightbbox().padded(plt.rcParams["savefig.pad_inches"])
         for ext in ("png", "svg"):
-            fig.savefig(folder / f"{name}.{ext}", dpi=120, bbox_inches="tight")
+            fig.savefig(folder / f"{name}.{ext}", dpi=120, bbox_inches=box)
         plt.close(fig)
     except Exception as exc:  # a broken plot must not lose the run
         plt.close("all")
