@@ -144,10 +144,7 @@ def read(root: Path = PACKAGE) -> House:
     for name, path in house.modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(tree):
-            deferred = False
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                deferred = _inside_function(tree, node)
+        for node, deferred in _imports(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if a.name.split(".")[0] == root.name:
@@ -164,13 +161,17 @@ def read(root: Path = PACKAGE) -> House:
     return house
 
 
-def _inside_function(tree, target) -> bool:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            for inner in ast.walk(node):
-                if inner is target:
-                    return True
-    return False
+def _imports(tree):
+    """Each import statement of ``tree`` and whether it lies inside a function (deferred),
+    in one walk."""
+    stack = [(tree, False)]
+    while stack:
+        node, inside = stack.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node, inside
+            continue
+        inside = inside or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        stack.extend((child, inside) for child in ast.iter_child_nodes(node))
 
 
 def main() -> int:
