@@ -71,8 +71,12 @@ def main(argv: list[str]) -> int:
     failed = []
     workers = min(len(configs), os.cpu_count() or 2)
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        for fut in as_completed([pool.submit(check, c) for c in configs]):
-            config, rc, seconds, text = fut.result()
+        futures = {pool.submit(check, c): c for c in configs}
+        for fut in as_completed(futures):
+            try:
+                config, rc, seconds, text = fut.result()
+            except Exception as exc:  # noqa: BLE001 - the process checking it died
+                config, rc, seconds, text = futures[fut], 1, 0.0, f"{type(exc).__name__}: {exc}"
             print(f"== safeclf {' '.join(command(config))} ({seconds:.0f} s)", flush=True)
             print(text, end="" if text.endswith("\n") or not text else "\n", flush=True)
             if rc != 0:
