@@ -27,7 +27,9 @@ CPU seconds of that process (both fits are single-threaded, so on a quiet machin
 their wall time, and on a busy one it is less disturbed by the other processes): once per n
 from 50,000 rows, below that the median of three fresh processes each, interleaved (a fit of
 a tenth of a second timed once is noise), with the process's peak resident memory
-(``getrusage``'s maxrss: the interpreter and libraries, about 350 MiB, count in both).
+(``VmHWM``, benchmarks/_peak.py: the interpreter and libraries, about 300 MiB, count in both;
+``getrusage``'s maxrss would read at least this script's own resident set, which Linux
+keeps across fork and exec).
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ from sklearn.svm import SVC
 from safeclf.methods.mcsvm import MultiCostSVM
 from safeclf.methods.mcsvm import calibration as cal
 from safeclf.methods.mcsvm.safe_region import GaussianSafeRegion
+
+#: this folder, for the fresh processes' imports (benchmarks/_peak.py)
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 #: Targets of issue 37: one MC-SVM fit (m τ) within 1.5 SVC fits, at 1.25 times SVC's peak
 #: memory; numba compiling in a first run after ``make install``.
@@ -89,7 +94,9 @@ def compile_times():
 
 
 CURVE_FIT = """
-import resource, sys, time, numpy as np
+import sys, time, numpy as np
+sys.path.insert(0, sys.argv[6])
+from _peak import peak_mib
 from sklearn.svm import SVC
 from safeclf.methods.mcsvm import MultiCostSVM
 from safeclf.methods.mcsvm.safe_region import GaussianSafeRegion
@@ -104,7 +111,7 @@ if which == "svc":
     SVC(C=eta / 2, kernel="rbf", gamma=gamma).fit(X, y)
 else:
     MultiCostSVM(kernel="rbf", gamma=gamma, eta=eta, n_tau=m, calibration="none").fit(X, y)
-print(time.process_time() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+print(time.process_time() - t0, peak_mib())
 """
 
 
@@ -133,7 +140,7 @@ def scaling_curve(sizes, m, eta, gamma) -> bool:
         for _ in range(curve_repeats(n)):  # interleaved
             for which in runs:
                 out = subprocess.run([sys.executable, "-c", CURVE_FIT, str(n), which, str(m),
-                                      str(eta), str(gamma)], capture_output=True, text=True,
+                                      str(eta), str(gamma), HERE], capture_output=True, text=True,
                                      check=True).stdout
                 runs[which].append(tuple(float(v) for v in out.split()))
         (ts, ms), (tm, mm) = (tuple(float(np.median(col)) for col in zip(*runs[w]))

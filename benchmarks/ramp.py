@@ -383,8 +383,9 @@ def synthetic(n, seed=0, blocks=10, levels=10, numeric=3, group_effect=4.0):
 
 
 SCALE_CHILD = """
-import json, resource, sys, time
+import json, sys, time
 sys.path.insert(0, {here!r})
+from _peak import peak_mib
 from ramp import synthetic, run_ramp, _ratio
 n = int(sys.argv[1])
 X, y, g = synthetic(n)
@@ -393,10 +394,9 @@ t0 = time.perf_counter()
 est = run_ramp(X, y, g, 0.8, "P")
 t = time.perf_counter() - t0
 pred = est.predict(X)
-print(json.dumps({{"seconds": t, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                  / 1024, "nnz": int(X.nnz), "error": float((pred != y).mean()),
-                  "ratio": float(_ratio(pred, g, "P")), "mm": est.n_mm_iter_,
-                  "cp": sum(est.n_cp_iter_)}}))
+print(json.dumps({{"seconds": t, "peak_mib": peak_mib(), "nnz": int(X.nnz),
+                  "error": float((pred != y).mean()), "ratio": float(_ratio(pred, g, "P")),
+                  "mm": est.n_mm_iter_, "cp": sum(est.n_cp_iter_)}}))
 """
 
 
