@@ -25,8 +25,8 @@ Scaling curve (``--curve``, default n = 1,000, 5,000, 20,000, 50,000, 100,000): 
 and MC-SVM, in a fresh process (after a 100-point fit that loads the compiled code), timed in
 CPU seconds of that process (both fits are single-threaded, so on a quiet machine this is
 their wall time, and on a busy one it is less disturbed by the other processes): once per n
-from 50,000 rows, below that the median of three fresh processes each, interleaved (a fit of
-a tenth of a second timed once is noise), with the process's peak resident memory
+from 50,000 rows, below that the median of several fresh processes each (``CURVE_REPEATS``),
+interleaved (a fit of a tenth of a second timed once is noise), with the process's peak resident memory
 (``VmHWM``, benchmarks/_peak.py: the interpreter and libraries, about 300 MiB, count in both;
 ``getrusage``'s maxrss would read at least this script's own resident set, which Linux
 keeps across fork and exec).

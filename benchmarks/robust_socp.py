@@ -14,11 +14,11 @@ Run: .venv/bin/python benchmarks/robust_socp.py [--quick]   (exit status 1 if a 
 
 from __future__ import annotations
 
-import resource
 import sys
 import time
 
 import numpy as np
+from _peak import peak_mib
 from _record import figure
 from scipy.optimize import minimize_scalar
 
@@ -83,10 +83,6 @@ def uncertain_problem(m, n, rng, spread="uniform"):
     return unc, mu, y
 
 
-def peak_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
 def main(quick: bool = False):
     rng = np.random.default_rng(0)
     print("== ν function")
@@ -135,7 +131,7 @@ def main(quick: bool = False):
         t0 = time.process_time()
         solve_clarabel(problem_data("MM-SBMV-I", unc, X, y, 0.1), 1.0)
         el = time.process_time() - t0
-        print(f"| {m:,} | {el:.2f} | {el / m * 1e3:.3f} | {peak_mb():.0f} |")
+        print(f"| {m:,} | {el:.2f} | {el / m * 1e3:.3f} | {peak_mib():.0f} |")
     print(f"\ntargets: {'met' if met else 'NOT met'}")
     return 0 if met else 1
 

@@ -18,9 +18,9 @@ OMITTED = "omitted"
 
 
 MAX_YAML_NODES = 200_000  # nodes after alias expansion (a real spec has a few hundred)
-#: lists and mappings inside each other (a real spec nests fewer than ten); refused as it is
-#: read, before PyYAML's scanner, whose cost grows with the square of the depth (3,000 levels
-#: took over a second to refuse), and its recursive composer get further
+#: lists and mappings inside each other (a real spec nests fewer than ten). Refused while the
+#: text is read: PyYAML's scanner costs the square of the depth (3,000 levels took over a
+#: second to refuse) and its composer recurses once per level
 MAX_YAML_DEPTH = 100
 
 
