@@ -12,7 +12,8 @@ def _user_cache() -> str:
 #: The modules holding compiled (numba) code, relative to this package.
 COMPILED_MODULES = ("_utils/prefetch.py", "guarantees/pairtest.py", "methods/mcsvm/dual.py",
                     "methods/mcsvm/kernels.py", "methods/proset/objective.py",
-                    "methods/ramp/box_qp.py", "methods/ramp/dcd.py", "methods/ramp/svm.py")
+                    "methods/ramp/box_qp.py", "methods/ramp/dcd.py", "methods/ramp/joint_qp.py",
+                    "methods/ramp/svm.py")
 
 
 def _compiled_fingerprint(root: str) -> str:

@@ -6,10 +6,11 @@
 few hundred synthetic rows, in the configurations the built-in configs use (ramp on dense and
 sparse rows, MC-SVM's dual solver on the whole problem and on subproblems, RBF and polynomial
 kernels, proset), computes one exact comparison of two groups' rates (certification's) and
-runs ramp's working-set polish once (it runs on large problems only, so no few-hundred-row
-fit reaches it), which compiles every function they call into numba's on-disk cache
-(``NUMBA_CACHE_DIR``; by default ``$XDG_CACHE_HOME/safeclf/numba/<fingerprint of the compiled
-modules>``, never the source tree).
+runs ramp's working-set polishes once, with and without the multiplier (they run on large
+problems only, so no few-hundred-row fit reaches them), which compiles every function they
+call into numba's on-disk cache (``NUMBA_CACHE_DIR``; by default
+``$XDG_CACHE_HOME/safeclf/numba/<fingerprint of the compiled modules>``, never the source
+tree).
 A later process loads the compiled code instead of compiling it (benchmarks/NOTES.md, issue
 37: about 19 s of compiling on a first run before, well under 1 s after).
 """

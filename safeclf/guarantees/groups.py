@@ -76,9 +76,16 @@ class Reference(str):
         return (Reference, (str(self), self.source))
 
 
+def as_labels(groups) -> np.ndarray:
+    """``groups`` as an array of text labels (the vocabulary compares groups as strings),
+    without a copy when it is one already."""
+    g = np.asarray(groups)
+    return g if g.dtype.kind == "U" else g.astype(str)
+
+
 def fallback(groups, positive) -> str:
     """The group whose rows are most often positive (the first in label order on a tie)."""
-    g = np.asarray(groups).astype(str)
+    g = as_labels(groups)
     pos = np.asarray(positive, dtype=bool)
     return str(max(np.unique(g), key=lambda a: pos[g == a].mean()))
 
@@ -196,7 +203,7 @@ def resolve(named: Any = None, info: Mapping[str, Any] | None = None, groups=Non
     """
     declared = (info or {}).get("privileged_group")
     if isinstance(declared, Reference) and groups is not None \
-            and str(declared) not in set(np.asarray(groups).astype(str).tolist()):
+            and str(declared) not in set(as_labels(groups).tolist()):
         declared = None  # a fallback for rows that lack it (a subset): chosen on these rows
     if named is not None and groups is not None:
         named_group(named, groups, where)
@@ -210,7 +217,7 @@ def resolve(named: Any = None, info: Mapping[str, Any] | None = None, groups=Non
         return Direction(str(declared), getattr(declared, "source", "dataset"))
     if groups is not None and positive is not None:
         ref = reference_of(info)
-        if ref is not None and ref in set(np.asarray(groups).astype(str).tolist()):
+        if ref is not None and ref in set(as_labels(groups).tolist()):
             return Direction(ref, FALLBACK)
         if np.asarray(groups).size:
             return Direction(fallback(groups, positive), FALLBACK_ROWS)
@@ -219,7 +226,7 @@ def resolve(named: Any = None, info: Mapping[str, Any] | None = None, groups=Non
 
 def split(groups, privileged: str) -> tuple[np.ndarray, np.ndarray]:
     """(protected, privileged) boolean masks of ``groups`` (compared as strings)."""
-    g = np.asarray(groups).astype(str)
+    g = as_labels(groups)
     priv = g == str(privileged)
     return ~priv, priv
 
@@ -231,7 +238,7 @@ def ratio(p, groups, direction: Direction, base=None) -> float:
     of each group's mean over the privileged group's: :func:`comparisons`' default), else
     min / max of the group means. ``nan`` when a group is empty or the denominator is 0."""
     p = np.asarray(p, dtype=float)
-    g = np.asarray(groups).astype(str)
+    g = as_labels(groups)
     keep = np.ones(p.shape[0], bool) if base is None else np.asarray(base, bool)
     if direction.named:
         present = values(g[keep])
@@ -304,7 +311,7 @@ def intersect(columns) -> np.ndarray:
 
 def values(groups) -> list[str]:
     """The distinct group labels of ``groups`` as strings, sorted."""
-    g = np.asarray(groups).astype(str)
+    g = as_labels(groups)
     return sorted(np.unique(g).tolist())
 
 
@@ -313,15 +320,14 @@ def codes(groups) -> tuple[np.ndarray, np.ndarray]:
     ``np.unique(groups, return_inverse=True)`` gives on the labels as text, without sorting
     the rows (the labels found by hashing, each row's position by a binary search among
     them; a million rows in three groups cost a quarter of the sort)."""
-    g = np.asarray(groups)
-    g = g if g.dtype.kind == "U" else g.astype(str)
+    g = as_labels(groups)
     names = np.unique(g)
     return names, np.searchsorted(names, g).astype(np.intp, copy=False)
 
 
 def sizes(groups, base=None) -> dict[str, int]:
     """Rows per group (within ``base``), every group of ``groups`` listed."""
-    g = np.asarray(groups).astype(str)
+    g = as_labels(groups)
     keep = np.ones(g.shape[0], bool) if base is None else np.asarray(base, bool)
     return {v: int((keep & (g == v)).sum()) for v in values(g)}
 
@@ -405,7 +411,7 @@ def comparisons(groups, privileged=None, compare: str | None = None, protected=N
     if privileged is None:
         raise DataError(f"{where}: comparing against the privileged group needs one; name it "
                         "(privileged: ...) or use compare: worst_pair")
-    priv = str(named_group(label(privileged), np.asarray(groups).astype(str),
+    priv = str(named_group(label(privileged), as_labels(groups),
                            f"{where}.privileged"))
     if compare == "pooled":
         if protected is not None:
@@ -413,7 +419,7 @@ def comparisons(groups, privileged=None, compare: str | None = None, protected=N
                             "not take (it pools every row not privileged)")
         return [Pair(None, priv)]
     wanted = names if protected is None else [
-        str(named_group(label(p), np.asarray(groups).astype(str), f"{where}.protected"))
+        str(named_group(label(p), as_labels(groups), f"{where}.protected"))
         for p in (protected if isinstance(protected, list) else [protected])]
     if priv in wanted and protected is not None:
         raise DataError(f"{where}.protected names the privileged group {priv!r}; a group is "
@@ -424,7 +430,7 @@ def comparisons(groups, privileged=None, compare: str | None = None, protected=N
 def pair_masks(groups, privileged, protected=None) -> tuple[np.ndarray, np.ndarray]:
     """(protected, privileged) boolean masks of one pair: ``protected`` None is every row not
     privileged (:func:`split`), else the rows of that group."""
-    g = np.asarray(groups).astype(str)
+    g = as_labels(groups)
     priv = g == label(privileged)
     prot = ~priv if protected is None else g == label(protected)
     return prot, priv

@@ -106,13 +106,17 @@ G_TOL = 1e-3
 
 
 def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None, g_tol=G_TOL,
-                  slope=None) -> CPResult:
+                  slope=None, own_gap=False) -> CPResult:
     """Run Algorithm 2; ``evaluate(v, gap) -> (upper, lower, grad, payload)``. For m = 1 the
     search also requires a point where the constraint is tight from the feasible side
     (−``g_tol`` ≤ g ≤ 0), or v at an end of V with g of the right sign: z is flat near its
     maximum, so U_t − L_t ≤ ε alone leaves v, and with it the constraint's slack, loosely
     determined. ``slope`` (m = 1): an estimate of dg/dv < 0 (e.g. from the previous
-    majorization step, :attr:`CPResult.slope`) for the first step from ``v_start``."""
+    majorization step, :attr:`CPResult.slope`) for the first step from ``v_start``.
+    ``own_gap`` (m = 1): a tight point whose own upper − lower is within ε also ends the
+    search — the Lagrangian's gap at v then bounds Problem 3's by ε + v·g_tol, the
+    certificate of :mod:`joint` — instead of evaluating further points (Kelley's, often
+    v = 0 far from the warm duals) until the model's U_t − L_t closes."""
     cuts: list[Cut] = []
     v = np.zeros(m) if v_start is None else np.clip(np.asarray(v_start, float), 0.0, v_max)
     U, L = np.inf, -np.inf
@@ -127,6 +131,10 @@ def cutting_plane(evaluate, m, v_max, eps, max_iter, v_start=None, g_tol=G_TOL,
         L = max(c.lower for c in cuts)
         U, v_kelley = _max_model(cuts, v_max)
         if U - L <= eps and (m != 1 or _settled(cuts, v_max, g_tol)):
+            break
+        last = cuts[-1]
+        if (own_gap and m == 1 and last.upper - last.lower <= eps
+                and _tight(last, v_max, g_tol)):
             break
         if m == 1:
             if _closed(cuts, g_tol):

@@ -25,7 +25,8 @@ import numpy as np
 
 from safeclf.methods.ramp.cutting_plane import G_TOL, cutting_plane
 from safeclf.methods.ramp.dcd import DualPath, DualState
-from safeclf.methods.ramp.svm import weighted_hinge_svm
+from safeclf.methods.ramp.joint import joint_step
+from safeclf.methods.ramp.svm import polish_applies, weighted_hinge_svm
 
 
 def ramp(z):
@@ -123,13 +124,14 @@ def step_tolerances(last_gain, v, cp_tol, share=0.25, cap=30.0):
 
 def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_iter=30,
           cp_tol=1e-4, svm_tol=1e-3, svm_max_iter=5000, w0=None, b0=0.0, callback=None,
-          seed=0, inner_solver="auto", state=None, v0=None, slope0=None):
+          seed=0, inner_solver="auto", state=None, v0=None, slope0=None, own_gap=False):
     """Algorithm 1 from (w0, b0) (default the zero vector, as in the paper's experiments);
     each step solves Problem 3 by Algorithm 2. The inner duals live in ``state`` (a
     :class:`~safeclf.methods.ramp.dcd.DualState`, new when None) across all cutting-plane and
     MM steps; each inner solve is as exact as :func:`inner_gap_target` asks. ``slope0``
     (m = 1): an estimate of dg/dv for the first step's multiplier search from ``v0`` (the
-    :attr:`MMResult.slope` of a fit this one starts from)."""
+    :attr:`MMResult.slope` of a fit this one starts from). ``own_gap``: the multiplier
+    search's stopping rule (:func:`~safeclf.methods.ramp.cutting_plane.cutting_plane`)."""
     n, d = prob.X.shape
     if state is None:
         state = DualState(n, seed)
@@ -139,6 +141,8 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
     out = MMResult(w, b, np.zeros(prob.m), 0, merits=[merit])
     v_start = None if v0 is None else np.asarray(v0, float)
     gain, slope = np.inf, slope0
+    joint = (prob.m == 1 and inner_solver in ("auto", "dcd")
+             and polish_applies(state.rows(prob.X)))
     for t in range(1, max_mm_iter + 1):
         eps, g_tol = step_tolerances(gain, np.zeros(prob.m) if v_start is None else v_start,
                                      cp_tol)
@@ -147,7 +151,14 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
         # m = 1: each solve starts from the duals of the evaluated multipliers around it
         path = DualPath(state) if prob.m == 1 else None
 
-        def evaluate(v, outer_gap, maj=maj, tol=cp_tol, path=path):
+        def score(v, res, maj=maj):
+            """Algorithm 2's (upper, lower, supergradient) of the inner solution at v."""
+            bounds = maj.bounds(res.z)
+            const = maj.K[0] + v @ (maj.K[1:] - prob.gamma)
+            upper = bounds[0] + v @ (bounds[1:] - prob.gamma) + prob.reg(res.w, res.b)
+            return upper, min(res.lower + const, upper), bounds[1:] - prob.gamma
+
+        def evaluate(v, outer_gap, maj=maj, tol=cp_tol, path=path, score=score):
             weights = np.r_[1.0, v]
             a_pos, a_neg = weights @ maj.pos, weights @ maj.neg
             if path is not None:
@@ -157,11 +168,7 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
                                      gap_tol=inner_gap_target(outer_gap, tol), state=state)
             if path is not None:
                 path.record(float(v[0]))
-            bounds = maj.bounds(res.z)
-            const = maj.K[0] + v @ (maj.K[1:] - prob.gamma)
-            upper = bounds[0] + v @ (bounds[1:] - prob.gamma) + prob.reg(res.w, res.b)
-            lower = min(res.lower + const, upper)
-            return upper, lower, bounds[1:] - prob.gamma, res
+            return (*score(v, res), res)
 
         # Problem 3 by Algorithm 2; if no iterate improves the merit (the constraint bound a
         # little above γ costs v_max times as much in the exact penalty), once more ten times
@@ -169,8 +176,15 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
         # being feasible for Problem 3 at the current merit
         for retry in (False, True):
             tol, gt = (cp_tol / 10, G_TOL / 10) if retry else (eps, g_tol)
-            cp = cutting_plane(partial(evaluate, tol=tol), prob.m, v_max, tol, max_cp_iter,
-                               v_start, g_tol=gt, slope=slope)
+            cp = None
+            if joint:  # the multiplier solved with the duals (joint.py); else searched
+                v_here = 0.0 if v_start is None else float(v_start[0])
+                cp, v_end = joint_step(prob, maj, state, v_here, tol, gt, v_max, score)
+                if cp is None:  # not settled: the search goes on from where it ended
+                    v_start = np.array([v_end])
+            if cp is None:
+                cp = cutting_plane(partial(evaluate, tol=tol), prob.m, v_max, tol, max_cp_iter,
+                                   v_start, g_tol=gt, slope=slope, own_gap=own_gap)
             # Algorithm 2 returns the iterate with the best lower bound; with inexact inner
             # solves we take, among the evaluated iterates, the one with the smallest
             # exact-penalty value of Problem 3 (the two coincide once U_t − L_t ≤ ε)

@@ -137,11 +137,17 @@ def _dcd_svm(X, a_pos, a_neg, lam, intercept_scaling, tol, max_iter, random_stat
                     state.alpha_pos[:], state.alpha_neg[:], state.z[:] = kept
                     polish = False
         chunk = min(POLISH_AFTER, max_iter - epochs)
-    # (w, b) = (u, c)/2 with c = s·ũ_last, and z = ⟨w, x⟩ + b = ⟨ũ, x̃⟩/2
+    return dcd_result(u, z, dual, epochs, a_pos, a_neg, lam, s)
+
+
+def dcd_result(u, z, dual, epochs, a_pos, a_neg, lam, s) -> SVMResult:
+    """The :class:`SVMResult` of a dual coordinate descent's (ũ, z, D(α)) in the (w, b) scale:
+    (w, b) = (u, c)/2 with c = s·ũ_last, z = ⟨w, x⟩ + b = ⟨ũ, x̃⟩/2, the bound λ/4·D."""
+    d = u.size - 1
     w, b = 0.5 * u[:d], 0.5 * s * u[d]
     upper = inner_objective(0.5 * z, a_pos, a_neg, w, b, lam, s)  # = λ/4·P up to rounding
     lower = 0.25 * lam * dual
-    n_rows = int(np.count_nonzero(c_pos) + np.count_nonzero(c_neg))
+    n_rows = int(np.count_nonzero(a_pos) + np.count_nonzero(a_neg))
     return SVMResult(w, b, upper, min(lower, upper), n_rows, epochs, 0.5 * z)
 
 
@@ -205,18 +211,9 @@ def _working_set_polish(X, c_pos, c_neg, s, state, u, z):
     n = X.shape[0]
     alpha = np.r_[state.alpha_pos, state.alpha_neg]
     cap = np.r_[c_pos, c_neg]
-    y = np.r_[-np.ones(n), np.ones(n)]
-    live = cap > 0
-    free = live & (alpha > 0) & (alpha < cap)
-    # distance to the margin; free duals first (they are the ones still moving)
-    dist = np.abs(y * np.r_[z, z] - 1.0) - 1e300 * free
-    dist[~live] = np.inf
-    k = min(POLISH_MAX, max(4 * (X.shape[1] + 1), 2 * int(free.sum())),
-            int(np.isfinite(dist).sum()))
-    if k == 0:
+    W = working_set(alpha, cap, cap > 0, z, X.shape[1])
+    if W.size == 0:
         return False
-    W = np.argpartition(dist, k - 1)[:k] if k < dist.size else np.flatnonzero(np.isfinite(dist))
-    W = np.sort(W)  # the set's rows read from X in memory order
     zd, zi, zp, a = _set_rows(X.data, X.indices, X.indptr, n, s, W, alpha, u)
     try:
         res = solve_rows(zd, zi, zp, X.shape[1] + 1, a, cap[W], alpha[W], tol=POLISH_TOL)
@@ -228,6 +225,32 @@ def _working_set_polish(X, c_pos, c_neg, s, state, u, z):
     state.alpha_pos[:] = alpha[:n]
     state.alpha_neg[:] = alpha[n:]
     return True
+
+
+def working_set(alpha, cap, live, z, d, least=0) -> np.ndarray:
+    """The polish's set W of the 2n duals (the −1 side of row i at i, the +1 side at n + i),
+    sorted: the free ones (0 < α < C) first, then those whose rows lie nearest their margin
+    (|y z − 1| smallest, z = ⟨ũ, x̃⟩), among the ``live`` ones; |W| ≤ ``POLISH_MAX``, at least
+    4(d + 1), ``least`` and twice the free count where there are so many."""
+    n = z.size
+    y = np.r_[-np.ones(n), np.ones(n)]
+    free = live & (alpha > 0) & (alpha < cap)
+    # distance to the margin; free duals first (they are the ones still moving)
+    dist = np.abs(y * np.r_[z, z] - 1.0) - 1e300 * free
+    dist[~live] = np.inf
+    k = min(POLISH_MAX, max(4 * (d + 1), 2 * int(free.sum()), int(least)),
+            int(np.isfinite(dist).sum()))
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    W = np.argpartition(dist, k - 1)[:k] if k < dist.size else np.flatnonzero(np.isfinite(dist))
+    return np.sort(W)  # the set's rows read from X in memory order
+
+
+def polish_applies(X) -> bool:
+    """Whether solves on these rows (as the solver reads them) use the working-set polish
+    from the start: at least ``POLISH_MIN_NNZ`` nonzeros and a polish that pays
+    (:func:`_polish_pays`)."""
+    return X.nnz >= POLISH_MIN_NNZ and _polish_pays(X)
 
 
 @njit(cache=True)
