@@ -56,14 +56,15 @@ def _clarabel(Z, a0, a1, q, c0, c1):
 @pytest.mark.parametrize("seed,where", [(0, "inside"), (1, "inside"), (2, "zero"), (3, "top"),
                                         (4, "inside")])
 def test_joint_qp_reaches_clarabels_optimum(seed, where):
-    """The same optimal value (1e-8 relative) at a feasible point, v where the instance puts
-    it (checked on Clarabel's answer too, so each case tests what it names)."""
+    """Converged to 1e-9 relative (the polish asks 1e-7), the same optimal value as Clarabel
+    (1e-8 relative) at a feasible point, v where the instance puts it (checked on Clarabel's
+    answer too, so each case tests what it names)."""
     Z, a0, a1, q, c0, c1 = _joint_instance(seed, where=where)
     ref, v_ref = _clarabel(Z, a0, a1, q, c0, c1)
     inside = 1e-3 < v_ref < V_MAX - 1e-3
     assert inside == (where == "inside")
     res = solve_joint(Z.data, Z.indices, Z.indptr, Z.shape[1], a0, a1, q, c0, c1, V_MAX,
-                      np.zeros(Z.shape[0]), 1.0, tol=1e-10)
+                      np.zeros(Z.shape[0]), 1.0, tol=1e-9)
     assert res.converged
     assert 0.0 <= res.v <= V_MAX
     assert np.all(res.alpha >= 0) and np.all(res.alpha <= c0 + res.v * c1)

@@ -362,7 +362,7 @@ class RampClassifier(LinearBinaryClassifier):
                            mm_tol=self.mm_tol, max_cp_iter=self.max_cp_iter, cp_tol=self.tol,
                            svm_tol=self.svm_tol, svm_max_iter=self.svm_max_iter,
                            callback=track, seed=seed, inner_solver=self.inner_solver,
-                           own_gap=getattr(self, "_coarse_level", False), **start)
+                           start_only=getattr(self, "_coarse_level", False), **start)
         self.fit_seconds_ = time.perf_counter() - started
         self.coef_, self.intercept_ = out.w, float(out.b)
         self.ramp_intercept_, self.threshold_ = float(out.b), 0.0

@@ -34,6 +34,9 @@ LATER_EPOCHS = 8
 MAX_ROUNDS = 8
 #: the epochs' duality gap target, as a share of the step's ε
 GAP_SHARE = 0.5
+#: the polish's own gap may reach this share of the epochs' gap target (it need not be
+#: more exact than the check after it asks)
+IPM_SHARE = 0.05
 #: the least share of the live sides in the polish's set
 SET_SHARE = 0.1
 #: v this close (relative to v_max) to an end of [0, v_max] is taken as that end
@@ -60,7 +63,7 @@ def joint_step(prob, maj, state, v, eps, g_tol, v_max, score):
     for _ in range(MAX_ROUNDS):
         for polished in (False, True):
             if polished:
-                new_v = _polish(X, state, c0, c1, q0, v, v_max, s)
+                new_v = _polish(X, state, c0, c1, q0, v, v_max, s, IPM_SHARE * target)
                 if new_v is None:
                     return None, v
                 v = new_v
@@ -81,10 +84,10 @@ def _settled(g, v, v_max, g_tol) -> bool:
     return -g_tol <= g <= 0.0 or (v == 0.0 and g <= 0.0) or (v >= v_max and g >= 0.0)
 
 
-def _polish(X, state, c0, c1, q0, v, v_max, s):
-    """The QP over the working set and v (module docstring); sets the state's duals and costs
-    to its solution and returns the new v (None when the solve failed: the state is left as
-    it was)."""
+def _polish(X, state, c0, c1, q0, v, v_max, s, atol):
+    """The QP over the working set and v (module docstring), solved to ``POLISH_TOL`` or to
+    the absolute ``atol``; sets the state's duals and costs to its solution and returns the
+    new v (None when the solve failed: the state is left as it was)."""
     n, d = X.shape
     alpha = np.r_[state.alpha_pos, state.alpha_neg]
     cap = c0 + v * c1
@@ -108,7 +111,7 @@ def _polish(X, state, c0, c1, q0, v, v_max, s):
     q = float(c1[moving].sum()) + q0
     try:
         res = solve_joint(zd, zi, zp, d + 1, a - v * a1, a1, q, c0[W], c1[W], v_max, alpha[W], v,
-                          tol=POLISH_TOL)
+                          tol=POLISH_TOL, atol=atol)
     except np.linalg.LinAlgError:
         return None
     if not (np.isfinite(res.v) and np.all(np.isfinite(res.alpha))):

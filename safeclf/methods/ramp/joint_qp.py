@@ -25,8 +25,10 @@ from safeclf.methods.ramp.box_qp import _cho_solve, _gram, _z, _zt
 
 #: the solve stops when max(gap, residual) exceeds this many times the best seen
 DIVERGED = 1e3
-#: steps of iterative refinement of each Newton direction taken
+#: steps of iterative refinement of each Newton direction taken once the gap is below
+#: REFINE_BELOW relative to 1 + |f|
 REFINE = 2
+REFINE_BELOW = 1e-4
 
 
 @dataclass
@@ -41,12 +43,12 @@ class JointQPResult:
 
 
 def solve_joint(data, indices, indptr, k, a0, a1, q, c0, c1, v_max, alpha0, v0, tol=1e-9,
-                max_iter=60) -> JointQPResult:
+                max_iter=60, atol=0.0) -> JointQPResult:
     """Minimise f above from (``alpha0``, ``v0``), both moved inside (v into
     [1e-3, 1 − 1e-3]·v_max, α into [0.05, 0.95] of its cap there); Z as CSR arrays whose rows
     have sorted, distinct column indices. Every c₀ + v_max c₁ must be positive (a dual whose
     cap is 0 for every v is not a variable). Stops when the complementarity sum and the
-    stationarity residual are both within ``tol`` relative to 1 + |f|."""
+    stationarity residual are both within ``tol`` relative to 1 + |f|, or within ``atol``."""
     c0 = np.asarray(c0, float)
     c1 = np.asarray(c1, float)
     if np.any(c1 < 0) or np.any(c0 < 0) or not np.all(c0 + v_max * c1 > 0):
@@ -55,7 +57,7 @@ def solve_joint(data, indices, indptr, k, a0, a1, q, c0, c1, v_max, alpha0, v0, 
     cap = c0 + v * c1
     alpha = np.clip(np.asarray(alpha0, float), 0.05 * cap, 0.95 * cap)
     out = _ipm(data, indices, indptr, k, np.asarray(a0, float), np.asarray(a1, float),
-               float(q), c0, c1, float(v_max), alpha, v, tol, max_iter)
+               float(q), c0, c1, float(v_max), alpha, v, tol, max_iter, float(atol))
     v = min(max(out[1], 0.0), v_max)  # the slacks' equations hold to rounding: clip onto them
     return JointQPResult(np.clip(out[0], 0.0, c0 + v * c1), v, *out[2:])
 
@@ -84,7 +86,7 @@ def _apply(data, indices, indptr, k, d, ce, delta, a1, xa, xv):
 
 
 @njit(cache=True)
-def _ipm(data, indices, indptr, k, a0, a1, q, c0, c1, v_max, alpha, v, tol, max_iter):
+def _ipm(data, indices, indptr, k, a0, a1, q, c0, c1, v_max, alpha, v, tol, max_iter, atol):
     """Returns (α, v, f, gap, residual, iterations, converged). The slacks s = c₀ + v c₁ − α
     and v_max − v are variables of their own (their defining equations kept as residuals
     r_p, r_t that each Newton step removes): computed as differences, the slack of a dual
@@ -117,11 +119,13 @@ def _ipm(data, indices, indptr, k, a0, a1, q, c0, c1, v_max, alpha, v, tol, max_
         merit = max(gap, res)
         if merit < max(best[3], best[4]):
             best = (alpha.copy(), v, f, gap, res)
-        if merit <= tol * (1.0 + abs(f)) or it >= max_iter:
+        if merit <= max(tol * (1.0 + abs(f)), atol) or it >= max_iter:
             break
         if merit > DIVERGED * max(best[3], best[4]):
             break
         it += 1
+        # refine the step once the gap is small (where D's range, and the error, is large)
+        refine = REFINE if gap <= REFINE_BELOW * (1.0 + abs(f)) else 0
         ms = mu / s
         la = lam / alpha
         dinv = 1.0 / (la + ms)
@@ -166,7 +170,7 @@ def _ipm(data, indices, indptr, k, a0, a1, q, c0, c1, v_max, alpha, v, tol, max_
             b_a = -r_a + rl / alpha - ru_p / s
             b_v = -r_v + float(c1 @ (ru_p / s)) + rn / v - rr_t / top
             da, dv = _solve_newton(data, indices, indptr, L, dinv, wa, sigma, a1, b_a, b_v)
-            for _ in range(REFINE if corr == 1 else 0):
+            for _ in range(refine if corr == 1 else 0):
                 # the step taken, refined: the factor's system is ill-conditioned where
                 # many duals approach a bound (D spans many orders of magnitude)
                 e_a, e_v = _apply(data, indices, indptr, k, la + ms, c1 * ms, delta, a1, da, dv)
@@ -194,7 +198,7 @@ def _ipm(data, indices, indptr, k, a0, a1, q, c0, c1, v_max, alpha, v, tol, max_
         g_a = _z(data, indices, indptr, u) - 1.0
         g_v = float(a1 @ u) - q
     alpha, v, f, gap, res = best
-    return alpha, v, f, gap, res, it, max(gap, res) <= tol * (1.0 + abs(f))
+    return alpha, v, f, gap, res, it, max(gap, res) <= max(tol * (1.0 + abs(f)), atol)
 
 
 @njit(cache=True)

@@ -124,14 +124,17 @@ def step_tolerances(last_gain, v, cp_tol, share=0.25, cap=30.0):
 
 def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_iter=30,
           cp_tol=1e-4, svm_tol=1e-3, svm_max_iter=5000, w0=None, b0=0.0, callback=None,
-          seed=0, inner_solver="auto", state=None, v0=None, slope0=None, own_gap=False):
+          seed=0, inner_solver="auto", state=None, v0=None, slope0=None, start_only=False):
     """Algorithm 1 from (w0, b0) (default the zero vector, as in the paper's experiments);
     each step solves Problem 3 by Algorithm 2. The inner duals live in ``state`` (a
     :class:`~safeclf.methods.ramp.dcd.DualState`, new when None) across all cutting-plane and
     MM steps; each inner solve is as exact as :func:`inner_gap_target` asks. ``slope0``
     (m = 1): an estimate of dg/dv for the first step's multiplier search from ``v0`` (the
-    :attr:`MMResult.slope` of a fit this one starts from). ``own_gap``: the multiplier
-    search's stopping rule (:func:`~safeclf.methods.ramp.cutting_plane.cutting_plane`)."""
+    :attr:`MMResult.slope` of a fit this one starts from). ``start_only``: the fit is only
+    a starting point (a coarse level): the multiplier search may stop on a tight point's own
+    gap (``own_gap`` of :func:`~safeclf.methods.ramp.cutting_plane.cutting_plane`), and a
+    step that does not improve the merit ends the fit instead of being solved again ten
+    times as exactly."""
     n, d = prob.X.shape
     if state is None:
         state = DualState(n, seed)
@@ -174,7 +177,7 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
         # little above γ costs v_max times as much in the exact penalty), once more ten times
         # as exact from where it ended: a step that improves exists, the current point
         # being feasible for Problem 3 at the current merit
-        for retry in (False, True):
+        for retry in (False,) if start_only else (False, True):
             tol, gt = (cp_tol / 10, G_TOL / 10) if retry else (eps, g_tol)
             cp = None
             if joint:  # the multiplier solved with the duals (joint.py); else searched
@@ -184,7 +187,7 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
                     v_start = np.array([v_end])
             if cp is None:
                 cp = cutting_plane(partial(evaluate, tol=tol), prob.m, v_max, tol, max_cp_iter,
-                                   v_start, g_tol=gt, slope=slope, own_gap=own_gap)
+                                   v_start, g_tol=gt, slope=slope, own_gap=start_only)
             # Algorithm 2 returns the iterate with the best lower bound; with inexact inner
             # solves we take, among the evaluated iterates, the one with the smallest
             # exact-penalty value of Problem 3 (the two coincide once U_t − L_t ≤ ε)
@@ -207,7 +210,7 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
             callback(t, res, cp)
         out.mm_iterations = t
         if not accepted:
-            out.converged = True  # not even the exact retry improved: keep the iterate
+            out.converged = True  # not even the exact retry (start_only: the step) improved
             break
         gain = merit - new_merit
         w, b, merit = res.w, res.b, new_merit
