@@ -3,6 +3,8 @@ the same problems solved by Clarabel, and a search that stops on a tight point's
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -129,21 +131,15 @@ def _problem3_by_clarabel(prob, maj):
 def _joint_step(monkeypatch, seed, eps, g_tol, v_max=100.0):
     """(Clarabel's optimum of Problem 3, the joint step's result and last v, prob, maj) for
     one majorization step from v = 0 and zero duals, the polish forced to a small set."""
-    from safeclf.methods.ramp import svm
+    from safeclf.methods.ramp import mm, svm
     from safeclf.methods.ramp.dcd import DualState
     from safeclf.methods.ramp.joint import joint_step
 
     monkeypatch.setattr(svm, "POLISH_MAX", 400)
     prob, maj = _problem3(monkeypatch, seed)
-
-    def score(v, res):
-        bounds = maj.bounds(res.z)
-        upper = bounds[0] + v @ (bounds[1:] - prob.gamma) + prob.reg(res.w, res.b)
-        const = maj.K[0] + v @ (maj.K[1:] - prob.gamma)
-        return upper, min(res.lower + const, upper), bounds[1:] - prob.gamma
-
     state = DualState(prob.X.shape[0], seed)
-    cp, v = joint_step(prob, maj, state, 0.0, eps, g_tol, v_max, score)
+    cp, v = joint_step(prob, maj, state, 0.0, eps, g_tol, v_max,
+                       partial(mm.lagrangian_cut, prob, maj))
     return _problem3_by_clarabel(prob, maj), cp, v, prob, maj
 
 

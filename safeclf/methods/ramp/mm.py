@@ -154,12 +154,7 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
         # m = 1: each solve starts from the duals of the evaluated multipliers around it
         path = DualPath(state) if prob.m == 1 else None
 
-        def score(v, res, maj=maj):
-            """Algorithm 2's (upper, lower, supergradient) of the inner solution at v."""
-            bounds = maj.bounds(res.z)
-            const = maj.K[0] + v @ (maj.K[1:] - prob.gamma)
-            upper = bounds[0] + v @ (bounds[1:] - prob.gamma) + prob.reg(res.w, res.b)
-            return upper, min(res.lower + const, upper), bounds[1:] - prob.gamma
+        score = partial(lagrangian_cut, prob, maj)
 
         def evaluate(v, outer_gap, maj=maj, tol=cp_tol, path=path, score=score):
             weights = np.r_[1.0, v]
@@ -223,6 +218,16 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
                 break
             gain = 0.0  # a loose step that gained little: the next one at the base tolerances
     return out
+
+
+def lagrangian_cut(prob: Problem, maj: Majoriser, v, res):
+    """Algorithm 2's (upper, lower, supergradient) of an inner solution ``res`` at
+    multipliers v: Ψ(w, b, v) (eq. 7) at the solution, the certified lower bound on
+    min_{w,b} Ψ(·, v), and ∇_v Ψ = the constraints' bounds minus γ."""
+    bounds = maj.bounds(res.z)
+    const = maj.K[0] + v @ (maj.K[1:] - prob.gamma)
+    upper = bounds[0] + v @ (bounds[1:] - prob.gamma) + prob.reg(res.w, res.b)
+    return upper, min(res.lower + const, upper), bounds[1:] - prob.gamma
 
 
 def _penalised_bound(maj: Majoriser, prob: Problem, res, v_max):
