@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from safeclf.methods.ramp.cutting_plane import CPResult, Cut
+from safeclf.methods.ramp.cutting_plane import CPResult, Cut, _tight
 from safeclf.methods.ramp.dcd import dcd_solve
 from safeclf.methods.ramp.joint_qp import solve_joint
 from safeclf.methods.ramp.svm import POLISH_TOL, _set_rows, dcd_result, working_set
@@ -74,14 +74,10 @@ def joint_step(prob, maj, state, v, eps, g_tol, v_max, score):
                              maj.neg[0] + v * maj.neg[1], lam, s)
             upper, lower, grad = score(np.array([v]), res)
             cuts.append(Cut(np.array([v]), upper, lower, np.asarray(grad, float), res))
-            if upper - lower <= eps and _settled(float(grad[0]), v, v_max, g_tol):
+            if upper - lower <= eps and _tight(cuts[-1], v_max, g_tol):
                 return CPResult(cuts[-1], len(cuts), upper, lower, cuts), v
         epochs = LATER_EPOCHS
     return None, v
-
-
-def _settled(g, v, v_max, g_tol) -> bool:
-    return -g_tol <= g <= 0.0 or (v == 0.0 and g <= 0.0) or (v >= v_max and g >= 0.0)
 
 
 def _polish(X, state, c0, c1, q0, v, v_max, s, atol):

@@ -36,8 +36,8 @@ class JointQPResult:
     alpha: np.ndarray
     v: float
     objective: float
-    gap: float  # the complementarity products' sum at the last iterate
-    residual: float  # the stationarity residual's largest entry
+    gap: float  # the complementarity products' sum at the returned (best) iterate
+    residual: float  # the largest stationarity or slack-equation residual there
     iterations: int
     converged: bool
 
