@@ -311,6 +311,16 @@ class RampClassifier(LinearBinaryClassifier):
         if "sample_weight" in rows:
             raise TypeError("RampClassifier.fit does not take sample_weight: weigh the rates "
                             "with objective terms ({rate, subset, weight}) instead")
+        # every product of a fit is matrix-vector (the rates' n-vectors, X @ w) or a factor
+        # of (d + 1)²: BLAS threads only wake and spin (a rate's dot product over Adult's
+        # rows took 7 ms at two threads on a busy host, against 20 µs at one), taking CPU
+        # from the runner's other jobs
+        with one_blas_thread():
+            return self._fit(X, y, privileged_group, dict(rows, groups=groups, role=role,
+                                                           baseline=baseline))
+
+    def _fit(self, X, y, privileged_group, rows):
+        """:meth:`fit` with its named rows in ``rows`` (None where not given)."""
         self._validate_params()
         X, y = self._check_binary(X, y)
         if self.inner_solver in ("auto", "dcd"):
@@ -318,7 +328,6 @@ class RampClassifier(LinearBinaryClassifier):
             # λ folds are cut from it, and its products X @ w cost what its nonzeros do
             X = solver_rows(X)
         n = X.shape[0]
-        rows.update(groups=groups, role=role, baseline=baseline)
         rows = {k: _row(v, k, n) for k, v in rows.items() if v is not None}
         if "groups" in rows:  # as text once: every rate and comparison reads them so
             rows["groups"] = as_labels(rows["groups"])
@@ -355,14 +364,11 @@ class RampClassifier(LinearBinaryClassifier):
         started = time.perf_counter()
         seed = check_random_state(self.random_state).randint(2**31 - 1)
         start = self._start(X, y, rows, privileged_group, prob, seed)
-        # its products are matrix-vector and the polish's factors (d + 1)²: BLAS threads would
-        # only spin, taking CPU from the runner's other jobs
-        with one_blas_thread():
-            out = mm.solve(prob, v_max=self.max_multiplier, max_mm_iter=self.max_mm_iter,
-                           mm_tol=self.mm_tol, max_cp_iter=self.max_cp_iter, cp_tol=self.tol,
-                           svm_tol=self.svm_tol, svm_max_iter=self.svm_max_iter,
-                           callback=track, seed=seed, inner_solver=self.inner_solver,
-                           start_only=getattr(self, "_coarse_level", False), **start)
+        out = mm.solve(prob, v_max=self.max_multiplier, max_mm_iter=self.max_mm_iter,
+                       mm_tol=self.mm_tol, max_cp_iter=self.max_cp_iter, cp_tol=self.tol,
+                       svm_tol=self.svm_tol, svm_max_iter=self.svm_max_iter,
+                       callback=track, seed=seed, inner_solver=self.inner_solver,
+                       start_only=getattr(self, "_coarse_level", False), **start)
         self.fit_seconds_ = time.perf_counter() - started
         self.coef_, self.intercept_ = out.w, float(out.b)
         self.ramp_intercept_, self.threshold_ = float(out.b), 0.0
@@ -549,7 +555,7 @@ class RampClassifier(LinearBinaryClassifier):
                 f"ramp: lam 'auto': {unsettled[sel.chosen]} of {len(folds)} cross-validation "
                 f"fits at the chosen λ = {grid[sel.chosen]:.4g} reached max_mm_iter="
                 f"{self.max_mm_iter} before the merit settled (lam_cv_ counts them per λ); "
-                "raise max_mm_iter if the choice matters", ConvergenceWarning, stacklevel=3)
+                "raise max_mm_iter if the choice matters", ConvergenceWarning, stacklevel=5)
         return grid[sel.chosen], table
 
     def _fit_rows(self, idx, X, y, rows, privileged_group, coarse_level=False, **params):
