@@ -202,14 +202,16 @@ def a9a_train():
     return ds.X[train], ds.y[train], np.asarray(ds.rows["groups"])[train]
 
 
-@pytest.mark.parametrize("kappa, seed", [(0.25, 62), (0.25, 90), (0.25, 37), (1.0, 0)])
+@pytest.mark.parametrize("kappa, seed", [(0.25, 62), (0.25, 90), (0.25, 9), (1.0, 0)])
 def test_a_positive_multiplier_leaves_the_constraint_tight(a9a_train, kappa, seed):
     """Complementary slackness of the returned fit, on the joint path (a9a's training rows,
     goh_figure2.yaml's protocol): a positive multiplier means the randomised rule's training
     ratio is at κ (within goh_figure2's invariant, 0.02); a constraint left slack has v = 0.
     κ 0.25 does not bind on a9a (the unconstrained ratio is ~0.3): aimed at the window's middle,
-    these three fits ended with v > 0 and the ratio 0.057 above κ (v alternating 0 / 0.03
-    across the majorization steps); κ 1.0 binds."""
+    seeds 62 and 90 ended with v > 0 and the ratio 0.057 above κ (v alternating 0 / 0.03
+    across the majorization steps); aimed at −0.1·g_tol, seed 9 still ended at v ≈ 1e-4 with
+    the ratio 0.030 above κ until a near-zero multiplier went back to the search from v = 0
+    (``mm.NEAR_ZERO``); κ 1.0 binds."""
     import warnings
 
     from safeclf.methods.ramp.dcd import solver_rows
