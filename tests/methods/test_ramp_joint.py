@@ -211,7 +211,7 @@ def test_a_positive_multiplier_leaves_the_constraint_tight(a9a_train, kappa, see
     seeds 62 and 90 ended with v > 0 and the ratio 0.057 above κ (v alternating 0 / 0.03
     across the majorization steps); aimed at −0.1·g_tol, seed 9 still ended at v ≈ 1e-4 with
     the ratio 0.030 above κ until a near-zero multiplier went back to the search from v = 0
-    (``mm.NEAR_ZERO``); κ 1.0 binds."""
+    (``joint.NEAR_ZERO``); κ 1.0 binds."""
     import warnings
 
     from safeclf.methods.ramp.dcd import solver_rows

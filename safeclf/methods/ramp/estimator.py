@@ -313,7 +313,7 @@ class RampClassifier(LinearBinaryClassifier):
                             "with objective terms ({rate, subset, weight}) instead")
         # every product of a fit is matrix-vector (the rates' n-vectors, X @ w) or a factor
         # of (d + 1)²: BLAS threads only wake and spin (a rate's dot product over Adult's
-        # rows took 7 ms at two threads on a busy host, against 20 µs at one), taking CPU
+        # rows took 7 ms at two threads on a busy host, against 30–60 µs at one), taking CPU
         # from the runner's other jobs
         with one_blas_thread():
             return self._fit(X, y, privileged_group, dict(rows, groups=groups, role=role,

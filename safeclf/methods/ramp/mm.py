@@ -28,13 +28,6 @@ from safeclf.methods.ramp.dcd import DualPath, DualState
 from safeclf.methods.ramp.joint import joint_step
 from safeclf.methods.ramp.svm import polish_applies, weighted_hinge_svm
 
-#: a joint step ending at 0 < v ≤ NEAR_ZERO·ε/g_tol is decided again by the search from v = 0:
-#: on a9a without a bias term at κ 0.25 (a constraint that does not bind there), the joint
-#: polish ended some steps at v ≈ 1e-4, the majorized constraint just binding, and 7 of 51
-#: fits returned v ≈ 1e-4 with the training ratio 0.03 above κ ("active" but slack); the
-#: search from 0 takes v = 0 where its solve there holds the constraint
-NEAR_ZERO = 0.5
-
 
 def ramp(z):
     """σ(z) = max{0, min{1, ½ + z}} (eq. 2): the probability of a positive prediction."""
@@ -185,13 +178,8 @@ def solve(prob: Problem, *, v_max=100.0, max_mm_iter=10, mm_tol=1e-4, max_cp_ite
             if joint:  # the multiplier solved with the duals (joint.py); else searched
                 v_here = 0.0 if v_start is None else float(v_start[0])
                 cp, v_end = joint_step(prob, maj, state, v_here, tol, gt, v_max, score)
-                if cp is None:  # not settled: the search goes on from where it ended
+                if cp is None:  # not settled, or at a near-zero v: the search goes on from there
                     v_start = np.array([v_end])
-                elif 0.0 < v_end <= NEAR_ZERO * tol / gt:
-                    # a multiplier whose term over the tight window is within the step's
-                    # tolerance: whether the constraint binds at all is the search's to
-                    # decide, from v = 0 (which it takes where the constraint holds there)
-                    cp, v_start = None, np.zeros(1)
             if cp is None:
                 cp = cutting_plane(partial(evaluate, tol=tol), prob.m, v_max, tol, max_cp_iter,
                                    v_start, g_tol=gt, slope=slope, own_gap=start_only)
